@@ -1068,6 +1068,8 @@ def find_node(ctx: Ctx, text: str) -> Any:
     if kind in ("User", "Bot", "Organization"):
         row = db.execute("SELECT type FROM users WHERE id = ?", (ident,)).fetchone()
         return None if row is None or row[0] != kind else ctx.actor(ident)
+    if kind == "UserContentEdit":
+        return _content_edit(ctx, ident)
     table = {"Repository": "repos", "Issue": "issues", "IssueComment": "comments",
              "Label": "labels"}.get(kind)  # fmt: skip
     if kind in _EVENT_KINDS or kind == "IssueEvent":
@@ -1112,6 +1114,27 @@ def find_node(ctx: Ctx, text: str) -> Any:
 
 
 _EVENT_KINDS = frozenset(cls.__name__ for cls in _EVENTS.values())
+
+
+def _content_edit(ctx: Ctx, ident: int) -> UserContentEdit | None:
+    """The version of an issue's or a comment's body that journal entry ``ident`` made (an
+    edit, or the posting once the body was edited), as its ``userContentEdits`` lists it,
+    if the caller may see the issue or comment."""
+    row = ctx.store.db.execute(
+        "SELECT kind, issue_id, comment_id FROM journal WHERE id = ?", (ident,)
+    ).fetchone()
+    if row is None:
+        return None
+    kind, issue_id, comment_id = row
+    if kind == "issue_comment" and comment_id is not None:
+        parent = find_node(ctx, node_id("IssueComment", comment_id))
+    elif kind == "issues" and issue_id is not None:
+        parent = find_node(ctx, node_id("Issue", issue_id))
+    else:
+        return None
+    if not isinstance(parent, Commented):
+        return None
+    return next((e for e in parent.edits() if e.ident == ident), None)
 
 
 # --- search (issues only) ----------------------------------------------------------------

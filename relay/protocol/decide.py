@@ -859,9 +859,10 @@ def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> dict[int
     its comment's last edit. Then who wrote what decides when the claim lapsed
     (:func:`claim_entry_lapses`). Only when it lapsed: an honest worker's beats keep its
     text's ``alive_until`` ahead of the clock, so none is asked for. Only the comments the
-    worker's accounts posted since the TASK was: no other comment holds a version of
-    theirs with a claim of it (a worker edits its own claim comment alone), and her
-    comments, however many and large her edits of them, are never read."""
+    worker's accounts posted (no other holds a version of theirs: a worker edits its own
+    claim comment alone) and those that hold a claim of the TASK now, whoever posted them
+    (whether a version of the worker's put it there is what their history says): the
+    comments she posted, whatever her edits of them, are never read."""
     wanted: dict[int, HistoryWanted] = {}
     for thread in bound_threads(snapshot, node):
         task = thread.last_task
@@ -878,12 +879,9 @@ def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> dict[int
             worker = snapshot.master.node(thread.job.worker)
             if worker is None:
                 continue  # no account of its, and no claim it signed, to read
-            entry = thread.task_entry(task)
-            since = entry.comment.created_at if entry is not None else None
             comments = frozenset(
-                c.id
-                for c in thread.issue.comments
-                if worker.trusts(c.author.id) and (since is None or c.created_at >= since)
+                {c.id for c in thread.issue.comments if worker.trusts(c.author.id)}
+                | {e.comment.id for e in entries}
             )
             accounts = frozenset(a.id for a in worker.accounts)
             wanted[thread.issue.number] = HistoryWanted(accounts, comments)

@@ -200,13 +200,15 @@ def test_a_comment_id_past_2_31_comes_back_through_the_graphql_reads(
         other = await gh.create_comment(job.number, "another comment")
         for n in range(3):
             await gh.update_comment(other.id, f"another comment, edit {n}")
-        asked = await gh.comment_edits(job.number, comments={posted.id})
+        asked = await gh.comment_edits(job.number, frozenset({job.user.id}), {posted.id})
         return posted, unedited, edited, history, listed, job, asked
 
     got, _ = with_client(hub, token, repo, body)
     posted, unedited, edited, history, comments, job, asked = got
     assert asked is not None and asked[1] == {posted.id}, "only the comment asked about"
     assert {e.comment_id for e in asked[0]} == {posted.id}
+    # the text of the versions its accounts wrote, read by their ids: the newest first
+    assert [e.body for e in asked[0]] == ["claim, edited", "claim"]
     assert [c.id for c in comments] == [posted.id] and posted.id > 2**31, "posted once"
     assert comments[0].html_url.endswith(f"#issuecomment-{posted.id}")
     assert posted.moves == 1, "the baton moved in the mutation that posted it"

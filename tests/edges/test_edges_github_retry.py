@@ -347,15 +347,20 @@ def test_comment_ids_past_2_31_are_read_off_their_urls() -> None:
                   for n in (BIG, 5)],
     }}}}}  # fmt: skip
     versions = {"data": {"node": {"userContentEdits": {"pageInfo": {"hasNextPage": False},
-        "nodes": [{"editedAt": when, "editor": {"login": "octo", "databaseId": 1}}]}}}}  # fmt: skip
+        "nodes": [{"id": "UCE_1", "editedAt": when,
+                   "editor": {"login": "octo", "databaseId": 1}}]}}}}  # fmt: skip
+    texts = {"data": {"nodes": [{"id": "UCE_1", "diff": "claim"}]}}
     history, trace = run(
-        [answer(200, listed), answer(200, versions)], lambda gh: gh.comment_edits(7, comments={BIG})
+        [answer(200, listed), answer(200, versions), answer(200, texts)],
+        lambda gh: gh.comment_edits(7, frozenset({1}), comments={BIG}),
     )
     assert history is not None
     edits, whole = history
-    assert [(e.comment_id, e.editor and e.editor.login) for e in edits] == [(BIG, "octo")]
+    assert [(e.comment_id, e.editor and e.editor.login, e.body) for e in edits] == [
+        (BIG, "octo", "claim")
+    ]
     assert whole == frozenset({BIG}), "only the comment asked about is read"
-    assert len(trace.seen) == 2
+    assert len(trace.seen) == 3
     nameless = {"data": {"repository": {"issue": {"comments": {
         "pageInfo": {"hasNextPage": False, "endCursor": None},
         "nodes": [{"url": "https://github.com/octo/relay/pull/7", "lastEditedAt": when}],

@@ -35,14 +35,15 @@ def as_github_reads(world: World, node: str) -> Snapshot:
     wanted = claim_edits_wanted(snapshot, node, world.now)
     edits: list[object] = []
     whole: set[int] = set()
-    for number, accounts in wanted.items():
-        for comment in world.issues[number].comments:
-            history = world.histories.get(comment.id, [])
+    for asked in wanted.values():
+        accounts = asked.accounts
+        for comment_id in asked.comments:
+            history = world.histories.get(comment_id, [])
             for page in range(PAGES):
                 part = history[page * PAGE : (page + 1) * PAGE]
                 edits += part
                 if len(history) <= (page + 1) * PAGE:
-                    whole.add(comment.id)
+                    whole.add(comment_id)
                     break
                 if any(e.editor is not None and e.editor.id in accounts for e in part):
                     break

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import pytest
 from protocol_world import ALICE, CONTROLLER, MALLORY, WORKER, Local, World
 from test_protocol_claim_attacks import claim_of
 from test_protocol_claim_events import job, task
@@ -63,12 +62,6 @@ def answered_then_dead(world: World) -> tuple[int, int, int, str, datetime]:
     return number, result_1.id, comment_id, body, claim.alive_until
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a claim copied into a comment posted before the TASK is a claim entry whose"
-    " history is never named (claim_edits_wanted: worker's comments since the TASK only),"
-    " so every edit of it is a beat: her re-saves hold a dead worker's claim to its lease",
-)
 def test_a_dead_claim_copied_into_an_older_comment_is_taken_back_when_it_lapses() -> None:
     """TASK 1 ran and was answered. The worker claims TASK 2 (thirty steps) and dies. She
     edits the worker's RESULT 1 into the worker's signed claim of TASK 2 (the first claim
@@ -98,12 +91,6 @@ def with_carol() -> Master:
     return world.master.model_copy(update={"nodes": nodes})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a claim copied into a comment of a controller's account the worker does not"
-    " list is a claim entry whose history is never named (worker.trusts(author) is false),"
-    " so every edit of it is a beat: her re-saves hold a dead worker's claim to its lease",
-)
 def test_a_dead_claim_copied_into_a_controller_persons_comment_is_taken_back() -> None:
     """The controller's person (Carol, an account the controller lists and the worker does
     not) asks in the thread how it goes, after the worker claimed TASK 2 and died. She
@@ -144,12 +131,6 @@ def task_moved_past_the_claim(world: World, number: int) -> int:
     return notice.id
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="claim_edits_wanted reads only comments posted at or after task_entry's comment,"
-    " which an edited TASK copy she made puts after the claim: the claim's history goes"
-    " unread and every edit of it is a beat, so her re-saves hold a dead worker's claim",
-)
 def test_a_dead_claim_is_taken_back_though_she_moved_the_task_past_it() -> None:
     """The worker claims TASK 1 (thirty steps) and dies. She moves the TASK past the claim
     (a controller's notice edited into it, the TASK's comment garbled), then puts the
@@ -169,12 +150,6 @@ def test_a_dead_claim_is_taken_back_though_she_moved_the_task_past_it() -> None:
     assert at is not None and at <= dead + timedelta(minutes=8), at - dead if at else None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with the TASK moved past the claim (an edited copy she made), the garbled claim"
-    " comment's history is not named, so the controller finds no claim of the worker's in"
-    " any history and never takes the baton back, not even past the claim's lease",
-)
 def test_a_dead_claim_garbled_with_the_task_moved_past_it_is_taken_back() -> None:
     """The worker claims TASK 1 (thirty steps) and dies. She moves the TASK past the claim
     (a controller's notice edited into it, the TASK's comment garbled) and edits the claim
@@ -199,12 +174,6 @@ def test_a_dead_claim_garbled_with_the_task_moved_past_it_is_taken_back() -> Non
     assert at is not None and at <= dead + timedelta(minutes=10), at - dead if at else None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with the TASK moved past the running claim (an edited copy she made), the"
-    " garbled claim comment's history is not named, so no beat of the worker's is read:"
-    " a runner with no records takes the claim ref over and answers the task half-done",
-)
 def test_a_running_claim_garbled_with_the_task_moved_past_it_is_never_taken_away() -> None:
     """A TASK of thirty steps runs; the worker beats every five minutes. Just after a beat
     she moves the TASK past the claim (a controller's notice edited into it, the TASK's

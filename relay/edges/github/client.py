@@ -114,18 +114,20 @@ def _name(text: str) -> str:
 
 
 # A comment's versions as the edit-history reads ask for them (a page of
-# ``userContentEdits``), and how many pages of them a read goes back.
+# ``userContentEdits``, without their text: her versions' text is never downloaded), how
+# many pages of them a read goes back, and how many versions' text one request asks for.
 _VERSIONS = (
-    "{pageInfo{hasNextPage endCursor} nodes{editedAt diff editor{login"
+    "{pageInfo{hasNextPage endCursor} nodes{id editedAt editor{login"
     " ... on User{databaseId} ... on Bot{databaseId}}}}"
 )
 _HISTORY_PAGES = 10
+_TEXTS_PER_REQUEST = 50
 
 
-def _versions(comment_id: int, nodes: list[Any]) -> list[ContentEdit]:
+def _versions(comment_id: int, nodes: list[Any]) -> list[tuple[str, ContentEdit]]:
     """One page of a comment's versions, as relay reads them (an account the API names
-    without an id, a deleted one, is none)."""
-    out: list[ContentEdit] = []
+    without an id, a deleted one, is none), each with its node id; no text yet."""
+    out: list[tuple[str, ContentEdit]] = []
     for version in nodes:
         if not version:
             continue
@@ -133,13 +135,8 @@ def _versions(comment_id: int, nodes: list[Any]) -> list[ContentEdit]:
         who = None
         if isinstance(editor, dict) and editor.get("databaseId") is not None:
             who = User(id=editor["databaseId"], login=editor["login"])
-        diff = version.get("diff")
-        out.append(
-            ContentEdit(
-                comment_id=comment_id, editor=who, edited_at=version["editedAt"],
-                body=diff if isinstance(diff, str) else None,
-            )
-        )  # fmt: skip
+        edit = ContentEdit(comment_id=comment_id, editor=who, edited_at=version["editedAt"])
+        out.append((str(version["id"]), edit))
     return out
 
 
@@ -530,14 +527,16 @@ class GitHubClient(ApiSession):
         comments: Collection[int] | None = None,
     ) -> tuple[list[ContentEdit], frozenset[int]] | None:
         """The edit histories (GraphQL's ``userContentEdits``: who wrote each version, when,
-        and its text) of the issue's ``comments`` (their REST ids; None: every comment),
-        and the ids of the comments whose whole history that is. Each comment's newest
-        hundred versions, and further back, a hundred a page up to ``_HISTORY_PAGES``
-        pages, until one of ``accounts`` wrote one (its worker's: someone else's hundred
-        edits must not hide its last beat). One light listing of the issue's comments
-        names them (ids and urls, no text), then one read each: her edits of comments no
-        one asked about, however many and large, cost the read nothing. None when GraphQL
-        cannot be asked."""
+        and, for the versions ``accounts`` wrote, its text) of the issue's ``comments``
+        (their REST ids; None: every comment), and the ids of the comments whose whole
+        history that is. Each comment's newest hundred versions, and further back, a
+        hundred a page up to ``_HISTORY_PAGES`` pages, until one of ``accounts`` wrote one
+        (its worker's: someone else's hundred edits must not hide its last beat). One light
+        listing of the issue's comments names them (ids and urls), then one read each,
+        without text, then the text of the versions ``accounts`` wrote, by their ids: her
+        versions' text, however large, is never downloaded, and a comment whose history
+        cannot be read is left unread (its claim lives by its last edit) without the
+        others. None when GraphQL cannot be asked."""
         listing = (
             "query($owner:String!,$name:String!,$number:Int!,$after:String){repository("
             "owner:$owner,name:$name){issue(number:$number){comments(first:100,after:$after)"
@@ -557,36 +556,61 @@ class GitHubClient(ApiSession):
             read = await asyncio.gather(
                 *(self._history(comment_id, node, accounts) for comment_id, node in named.items())
             )
+            theirs = [v for found, _ in read for v in found if v[1].editor is not None]
+            wanted = [key for key, edit in theirs if edit.editor and edit.editor.id in accounts]
+            texts = await self._version_texts(wanted)
         except (gidgethub.GitHubException, ValueError, KeyError, TypeError):
             return None
-        edits = [e for found, _ in read for e in found]
+        edits = [
+            edit.model_copy(update={"body": texts.get(key)}) if key in texts else edit
+            for found, _ in read
+            for key, edit in found
+        ]
         return edits, frozenset(c for c, (_, whole) in zip(named, read, strict=True) if whole)
 
     async def _history(
         self, comment_id: int, node: str, accounts: frozenset[int]
-    ) -> tuple[list[ContentEdit], bool]:
-        """One comment's versions, newest first, back until one of ``accounts`` wrote one
-        or ``_HISTORY_PAGES`` pages were read, and whether that is its whole history."""
+    ) -> tuple[list[tuple[str, ContentEdit]], bool]:
+        """One comment's versions (no text), newest first, back until one of ``accounts``
+        wrote one or ``_HISTORY_PAGES`` pages were read, and whether that is its whole
+        history; none, and not whole, when GitHub will not give it."""
         query = (
             "query($id:ID!,$after:String){node(id:$id){... on IssueComment{"
             "userContentEdits(first:100,after:$after)" + _VERSIONS + "}}}"
         )
-        edits: list[ContentEdit] = []
+        found: list[tuple[str, ContentEdit]] = []
         after: str | None = None
-        for _ in range(_HISTORY_PAGES):
-            answer = await self._wire.graphql(
-                query, endpoint=self.graphql_url, id=node, after=after
-            )
-            history = answer["node"]["userContentEdits"] or {"nodes": [], "pageInfo": {}}
-            found = _versions(comment_id, history["nodes"])
-            edits += found
-            info = history["pageInfo"]
-            if not info.get("hasNextPage"):
-                return edits, True
-            if any(e.editor is not None and e.editor.id in accounts for e in found):
-                break
-            after = info.get("endCursor")
-        return edits, False  # read in part
+        try:
+            for _ in range(_HISTORY_PAGES):
+                answer = await self._wire.graphql(
+                    query, endpoint=self.graphql_url, id=node, after=after
+                )
+                history = answer["node"]["userContentEdits"] or {"nodes": [], "pageInfo": {}}
+                page = _versions(comment_id, history["nodes"])
+                found += page
+                info = history["pageInfo"]
+                if not info.get("hasNextPage"):
+                    return found, True
+                if any(e.editor is not None and e.editor.id in accounts for _, e in page):
+                    break
+                after = info.get("endCursor")
+        except (gidgethub.GitHubException, ValueError, KeyError, TypeError):
+            return [], False  # this comment unread: its claim lives by its last edit
+        return found, False  # read in part
+
+    async def _version_texts(self, keys: Sequence[str]) -> dict[str, str | None]:
+        """The text (``diff``) of the versions whose node ids are ``keys``, a batch a
+        request: None for a version whose text was removed from the history."""
+        query = "query($ids:[ID!]!){nodes(ids:$ids){... on UserContentEdit{id diff}}}"
+        texts: dict[str, str | None] = {}
+        for at in range(0, len(keys), _TEXTS_PER_REQUEST):
+            batch = list(keys[at : at + _TEXTS_PER_REQUEST])
+            answer = await self._wire.graphql(query, endpoint=self.graphql_url, ids=batch)
+            for version in answer["nodes"]:
+                if isinstance(version, dict) and "id" in version:
+                    diff = version.get("diff")
+                    texts[str(version["id"])] = diff if isinstance(diff, str) else None
+        return texts
 
     async def _comment_pages(self, query: str, issue: int, *, pages: int) -> AsyncIterator[Any]:
         """Each page of the issue's comments as ``query`` reads them (``$owner``, ``$name``,
