@@ -556,8 +556,12 @@ class GitHubClient(ApiSession):
             read = await asyncio.gather(
                 *(self._history(comment_id, node, accounts) for comment_id, node in named.items())
             )
-            theirs = [v for found, _ in read for v in found if v[1].editor is not None]
-            wanted = [key for key, edit in theirs if edit.editor and edit.editor.id in accounts]
+            wanted = [
+                key
+                for found, _ in read
+                for key, edit in found
+                if edit.editor is not None and edit.editor.id in accounts
+            ]
             texts = await self._version_texts(wanted)
         except (gidgethub.GitHubException, ValueError, KeyError, TypeError):
             return None
