@@ -9,6 +9,7 @@ the newest TASK and the messages that answer it (see :mod:`relay.protocol.thread
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import NamedTuple
@@ -54,7 +55,7 @@ from relay.protocol.messages import (
     task_digest,
 )
 from relay.protocol.signatures import unsigned
-from relay.protocol.snapshot import Issue, Snapshot, TaskKey, WatcherFacts
+from relay.protocol.snapshot import Comment, Issue, Snapshot, TaskKey, WatcherFacts
 from relay.protocol.tamper import (
     as_relay_left_it,
     claim_vanished,
@@ -750,18 +751,29 @@ def _worker_claims(
 ) -> list[tuple[datetime, ClaimMsg]]:
     """Every version of the issue's comments, in the histories read, that its worker's
     accounts wrote and that holds a claim of TASK ``task`` the worker signed: when each was
-    written, and the claim."""
+    written, and the claim. A version of theirs whose text was removed from the history
+    is a beat at its time too, of the window the claim signed, in a comment posted as a
+    claim of the TASK was made (:func:`_posted_with`, the claim known from a version with
+    text or from the thread): her garble of the running claim's comment and removal of its
+    beats' text leave them beats."""
     worker = snapshot.master.node(thread.job.worker)
     if worker is None or not snapshot.comment_edits:
         return []
     comments = {c.id: c for c in thread.issue.comments}
-    found = []
+    found: list[tuple[datetime, ClaimMsg]] = []
+    textless = []
+    # each comment's own claims: its versions' of the worker's with text, and its text now
+    own: dict[int, list[ClaimMsg]] = {}
+    for entry in _claim_entries(thread, task):
+        if isinstance(entry.message, ClaimMsg):
+            own.setdefault(entry.comment.id, []).append(entry.message)
     for version in snapshot.comment_edits:
         comment = comments.get(version.comment_id)
         editor = version.editor
-        if comment is None or editor is None or version.body is None:
+        if comment is None or editor is None or not worker.trusts(editor.id):
             continue
-        if not worker.trusts(editor.id):
+        if version.body is None:
+            textless.append((comment, version.at))
             continue
         as_written = comment.model_copy(
             update={"author": editor, "body": version.body, "updated_at": version.at}
@@ -769,7 +781,42 @@ def _worker_claims(
         claim = signed_claim(thread, as_written, snapshot.master, task)
         if claim is not None:
             found.append((version.at, claim))
+            own.setdefault(comment.id, []).append(claim)
+    known = [c for claims in own.values() for c in claims]
+    for comment, at in textless:
+        # the comment's own claim where it has one, else the one it was posted as
+        claim = _posted_with(comment, own.get(comment.id) or known)
+        if claim is not None:
+            beat = min(claim.lease_until, at + claim_window(claim))
+            found.append((at, claim.model_copy(update={"alive_until": beat})))
     return found
+
+
+def _posted_with(comment: Comment, claims: Sequence[ClaimMsg]) -> ClaimMsg | None:
+    """The claim among ``claims`` that ``comment`` was posted as (within
+    ``_CLAIM_POSTED`` of its ``claimed_at``: a claim comment is posted as its claim is
+    made), the nearest; None when it was posted at no such time (a notice posted later,
+    which she edited a claim into: its versions with their text removed are no beats)."""
+    near = [c for c in claims if abs(comment.created_at - c.claimed_at) <= _CLAIM_POSTED]
+    # (of two runners' claims made at once, the longer window: a running task is never
+    # taken away on another runner's shorter one)
+    return min(
+        near,
+        key=lambda c: (abs(comment.created_at - c.claimed_at), -_claim_window_or_lease(c)),
+        default=None,
+    )
+
+
+def _claim_window_or_lease(claim: ClaimMsg) -> float:
+    """Seconds one beat keeps ``claim`` alive (its lease's, for a claim with no beat)."""
+    if claim.alive_until is None:
+        return (claim.lease_until - claim.claimed_at).total_seconds()
+    return claim_window(claim).total_seconds()
+
+
+# How long after its claim was made a claim comment may be posted (the claim's time is the
+# worker's clock, the comment's GitHub's; a post waited out a rate limit).
+_CLAIM_POSTED = timedelta(minutes=10)
 
 
 def _worker_claims_end(thread: Thread, task: int, snapshot: Snapshot) -> datetime | None:
@@ -827,7 +874,9 @@ def claim_entry_lapses(
     for version in versions:
         if version.editor is None or worker is None or not worker.trusts(version.editor.id):
             continue
-        if version.body is None:  # its text is gone: a beat at its time
+        if version.body is None:  # its text is gone: a beat at its time, in a claim comment
+            if _posted_with(comment, (claim,)) is None:
+                continue  # (a notice she edited the claim into: its posting is no beat)
             if claim.alive_for is not None:  # of the window this comment's claim signed
                 window = _beat_window(claim, version.at)
             if window is not None:
@@ -871,10 +920,21 @@ def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> dict[int
         entries = _claim_entries(thread, task)
         # (none reads while the baton is `working`: its comment garbled or deleted)
         unread = not entries and thread.state == State.WORKING
-        if unread or any(
-            isinstance(e.message, ClaimMsg)
-            and lapses(e.message) <= now < claim_lapses(e.message, e.comment.updated_at)
-            for e in entries
+        # every claim that reads has lapsed by its text: a pass may act on it now, and the
+        # running claim may be one she garbled (its beats are in its comment's history)
+        lapsing = (
+            bool(entries)
+            and thread.state in _WORKER_TURN
+            and all(isinstance(e.message, ClaimMsg) and lapses(e.message) <= now for e in entries)
+        )
+        if (
+            unread
+            or lapsing
+            or any(
+                isinstance(e.message, ClaimMsg)
+                and lapses(e.message) <= now < claim_lapses(e.message, e.comment.updated_at)
+                for e in entries
+            )
         ):
             worker = snapshot.master.node(thread.job.worker)
             if worker is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import pytest
 from protocol_world import ALICE, CONTROLLER, MALLORY, WORKER, Local, World
 from test_protocol_claim_attacks import claim_of
 from test_protocol_claim_events import job, task
@@ -53,12 +52,6 @@ def fresh_notice(world: World, number: int, n: int, claim_body: str) -> int:
     return notice.id
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a version of the controller's account whose text was removed from the history"
-    " is read as the worker's beat at its time: her fresh notices, each edited into the"
-    " dead claim with its posting's text removed, hold the claim to its lease",
-)
 def test_a_controller_notice_with_its_text_removed_is_no_beat() -> None:
     """The worker claims TASK 1 (thirty steps) and dies. Every quarter of an hour a
     passer-by comments, the controller answers with a notice (alice's comment); she edits
@@ -92,13 +85,6 @@ def test_a_controller_notice_with_its_text_removed_is_no_beat() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a dead copy of the worker's first claim in another comment keeps the histories"
-    " unread (an entry exists, and it lives by neither its text nor its last edit): with the"
-    " running claim's comment garbled, the dead copy alone is judged and the running task"
-    " is taken back and answered half-done",
-)
 def test_a_dead_claim_copy_never_hides_a_running_garbled_claim() -> None:
     """TASK 1 ran and was answered. TASK 2 (thirty steps) runs; the worker beats every five
     minutes. Right after the claim she edits the worker's RESULT 1 into the claim's first
@@ -141,13 +127,6 @@ def test_a_dead_claim_copy_never_hides_a_running_garbled_claim() -> None:
     assert wrong == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a version of the worker's whose text was removed counts as a beat only in a"
-    " comment that holds a claim now: in the running claim's garbled comment it counts as"
-    " nothing, so her removing the last beats' text there leaves the dead copy alone judged"
-    " and the running task is taken back and answered half-done",
-)
 def test_a_garbled_running_claim_with_its_beats_text_removed_is_never_taken_away() -> None:
     """TASK 1 ran and was answered. TASK 2 (thirty steps) runs; the worker beats every five
     minutes. She edits the worker's RESULT 1 into the claim's first signed text and puts it

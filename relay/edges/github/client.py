@@ -556,34 +556,26 @@ class GitHubClient(ApiSession):
             read = await asyncio.gather(
                 *(self._history(comment_id, node, accounts) for comment_id, node in named.items())
             )
-            wanted = [
-                key
-                for found, _ in read
-                for key, edit in found
-                if edit.editor is not None and edit.editor.id in accounts
-            ]
-            texts = await self._version_texts(wanted)
         except (gidgethub.GitHubException, ValueError, KeyError, TypeError):
             return None
-        edits = [
-            edit.model_copy(update={"body": texts.get(key)}) if key in texts else edit
-            for found, _ in read
-            for key, edit in found
-        ]
+        edits = [edit for found, _ in read for edit in found]
         return edits, frozenset(c for c, (_, whole) in zip(named, read, strict=True) if whole)
 
     async def _history(
         self, comment_id: int, node: str, accounts: frozenset[int]
-    ) -> tuple[list[tuple[str, ContentEdit]], bool]:
-        """One comment's versions (no text), newest first, back until one of ``accounts``
-        wrote one or ``_HISTORY_PAGES`` pages were read, and whether that is its whole
-        history; none, and not whole, when GitHub will not give it."""
+    ) -> tuple[list[ContentEdit], bool]:
+        """One comment's versions, newest first, back until one of ``accounts`` wrote one
+        or ``_HISTORY_PAGES`` pages were read, with the text of the versions ``accounts``
+        wrote, and whether that is its whole history; none, and not whole, when GitHub
+        will not give it all (this comment is then unread: its claim lives by its last
+        edit; the others stand)."""
         query = (
             "query($id:ID!,$after:String){node(id:$id){... on IssueComment{"
             "userContentEdits(first:100,after:$after)" + _VERSIONS + "}}}"
         )
         found: list[tuple[str, ContentEdit]] = []
         after: str | None = None
+        whole = False
         try:
             for _ in range(_HISTORY_PAGES):
                 answer = await self._wire.graphql(
@@ -594,26 +586,32 @@ class GitHubClient(ApiSession):
                 found += page
                 info = history["pageInfo"]
                 if not info.get("hasNextPage"):
-                    return found, True
-                if any(e.editor is not None and e.editor.id in accounts for _, e in page):
+                    whole = True
                     break
+                if any(e.editor is not None and e.editor.id in accounts for _, e in page):
+                    break  # (read in part)
                 after = info.get("endCursor")
-        except (gidgethub.GitHubException, ValueError, KeyError, TypeError):
-            return [], False  # this comment unread: its claim lives by its last edit
-        return found, False  # read in part
+            keys = [k for k, e in found if e.editor is not None and e.editor.id in accounts]
+            texts = await self._version_texts(keys)
+        except (gidgethub.GitHubException, ValueError, LookupError, TypeError):
+            return [], False
+        edits = [e.model_copy(update={"body": texts[k]}) if k in texts else e for k, e in found]
+        return edits, whole
 
     async def _version_texts(self, keys: Sequence[str]) -> dict[str, str | None]:
         """The text (``diff``) of the versions whose node ids are ``keys``, a batch a
-        request: None for a version whose text was removed from the history."""
+        request: None for a version whose text was removed from the history. A version
+        the answer does not name is no answer (KeyError), never a removed text."""
         query = "query($ids:[ID!]!){nodes(ids:$ids){... on UserContentEdit{id diff}}}"
         texts: dict[str, str | None] = {}
         for at in range(0, len(keys), _TEXTS_PER_REQUEST):
             batch = list(keys[at : at + _TEXTS_PER_REQUEST])
             answer = await self._wire.graphql(query, endpoint=self.graphql_url, ids=batch)
-            for version in answer["nodes"]:
-                if isinstance(version, dict) and "id" in version:
-                    diff = version.get("diff")
-                    texts[str(version["id"])] = diff if isinstance(diff, str) else None
+            for asked, version in zip(batch, answer["nodes"], strict=True):
+                if not isinstance(version, dict) or version.get("id") != asked:
+                    raise KeyError(asked)
+                diff = version.get("diff")
+                texts[asked] = diff if isinstance(diff, str) else None
         return texts
 
     async def _comment_pages(self, query: str, issue: int, *, pages: int) -> AsyncIterator[Any]:
