@@ -378,6 +378,8 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> Clai
     it over, ``action.takeover``). The clone is fresh: the pass pulled just before applying
     any action that changes something (watchers/once.py), so the claim points at a commit
     the remote has."""
+    from relay.protocol.work import made_at
+
     issue, number = action.issue, action.task.task
     sha = ctx.clone.remote_sha()  # relay's tree runs and publishes there: local work stays
     if action.takeover and not _takeover_open(ctx, issue, number):
@@ -391,7 +393,7 @@ async def claim(gh: GitHubClient, ctx: NodeContext, action: ExecuteTask) -> Clai
     ctx.state.record_claim(
         issue=issue, task=number, node=ctx.node, now=datetime.now(UTC), nonce=nonce
     )
-    message = action.claim.model_copy(update={"nonce": nonce})
+    message = made_at(action.claim.model_copy(update={"nonce": nonce}), datetime.now(UTC))
     body = ctx.sign(render_message(message))
     posted = await comment_then_move(
         gh, issue, body, expect=action.expect, to=action.claimed, own=True

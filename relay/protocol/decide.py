@@ -783,28 +783,54 @@ def _worker_claims(
             found.append((version.at, claim))
             own.setdefault(comment.id, []).append(claim)
     known = [c for claims in own.values() for c in claims]
+    # the window the worker's beats with text give, for an older relay's claims (no
+    # ``alive_for``), never the one such a claim's text grew to
+    given = max((_beat_window(c, at) for at, c in found), default=None)
     for comment, at in textless:
         # the comment's own claim where it has one, else the one it was posted as
-        claim = _posted_with(comment, own.get(comment.id) or known)
-        if claim is not None:
-            beat = min(claim.lease_until, at + claim_window(claim))
+        mine = own.get(comment.id)
+        claim = _posted_with(comment, mine or known, own=bool(mine))
+        if claim is None or claim.alive_until is None:
+            continue  # (a claim with no heartbeat lives to its lease, whatever is heard)
+        window = claim_window(claim) if claim.alive_for is not None else given
+        if window is not None and not mine:
+            # her garble left the comment no claim of its own: the claim it was posted as
+            # is not known, only one of the TASK made then (another runner's, maybe, of a
+            # shorter window): never shorter than a beat here gives
+            window = max(window, timedelta(seconds=beat_window(snapshot.limits)))
+        if window is not None:
+            at = _beat_time(comment, claim, at)
+            beat = min(claim.lease_until, at + window)
             found.append((at, claim.model_copy(update={"alive_until": beat})))
     return found
 
 
-def _posted_with(comment: Comment, claims: Sequence[ClaimMsg]) -> ClaimMsg | None:
+def _beat_time(comment: Comment, claim: ClaimMsg, at: datetime) -> datetime:
+    """When a version of the worker's whose text is gone beat: at its time, but a
+    comment's posting at its claim's ``claimed_at`` (a notice she triggered minutes
+    after the claim and edited the claim into is no later beat)."""
+    posting = abs(at - comment.created_at) <= timedelta(seconds=1)
+    return min(at, claim.claimed_at) if posting else at
+
+
+def _posted_with(
+    comment: Comment, claims: Sequence[ClaimMsg], *, own: bool = True
+) -> ClaimMsg | None:
     """The claim among ``claims`` that ``comment`` was posted as (within
     ``_CLAIM_POSTED`` of its ``claimed_at``: a claim comment is posted as its claim is
-    made), the nearest; None when it was posted at no such time (a notice posted later,
-    which she edited a claim into: its versions with their text removed are no beats)."""
+    made, :func:`relay.node.execute.claim`); None when it was posted at no such time (a
+    notice posted later, which she edited a claim into: its versions with their text
+    removed are no beats). Of the comment's ``own`` claims the nearest; of others' (her
+    garble left the comment none), the longest window: a running task is never taken away
+    on a shorter one another runner of the worker signed as it claimed at once."""
     near = [c for c in claims if abs(comment.created_at - c.claimed_at) <= _CLAIM_POSTED]
-    # (of two runners' claims made at once, the longer window: a running task is never
-    # taken away on another runner's shorter one)
-    return min(
-        near,
-        key=lambda c: (abs(comment.created_at - c.claimed_at), -_claim_window_or_lease(c)),
-        default=None,
-    )
+    if own:
+        return min(
+            near,
+            key=lambda c: (abs(comment.created_at - c.claimed_at), -_claim_window_or_lease(c)),
+            default=None,
+        )
+    return max(near, key=_claim_window_or_lease, default=None)
 
 
 def _claim_window_or_lease(claim: ClaimMsg) -> float:
@@ -877,11 +903,12 @@ def claim_entry_lapses(
         if version.body is None:  # its text is gone: a beat at its time, in a claim comment
             if _posted_with(comment, (claim,)) is None:
                 continue  # (a notice she edited the claim into: its posting is no beat)
+            at = _beat_time(comment, claim, version.at)
             if claim.alive_for is not None:  # of the window this comment's claim signed
-                window = _beat_window(claim, version.at)
+                window = _beat_window(claim, at)
             if window is not None:
-                return max(lapses(claim), min(claim.lease_until, version.at + window))
-            return claim_lapses(claim, version.at)
+                return max(lapses(claim), min(claim.lease_until, at + window))
+            return claim_lapses(claim, at)
         as_written = comment.model_copy(
             update={"author": version.editor, "body": version.body, "updated_at": version.at}
         )

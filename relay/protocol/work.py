@@ -171,13 +171,28 @@ def claim_lapses(claim: ClaimMsg, edited_at: datetime) -> datetime:
     return max(lapsed, min(claim.lease_until, edited_at + claim_window(claim)))
 
 
+def made_at(claim: ClaimMsg, now: datetime) -> ClaimMsg:
+    """``claim`` made at ``now``, when it is posted, not when the pass decided it (a pass
+    that ran another task first, a machine that slept between): its lease and heartbeat
+    move with it, so its comment is posted as its claim is made (a beat whose text she
+    removed counts only in such a comment: :func:`relay.protocol.decide._posted_with`)."""
+    late = now - claim.claimed_at
+    if late <= timedelta(0):
+        return claim
+    moved = {"claimed_at": now, "lease_until": claim.lease_until + late}
+    if claim.alive_until is not None:
+        moved["alive_until"] = claim.alive_until + late
+    return claim.model_copy(update=moved)
+
+
 def claim_window(claim: ClaimMsg) -> timedelta:
     """How long one beat keeps ``claim`` alive: what the worker signed at the claim
     (``alive_for``), or, for a claim that does not say (an older relay's), its text's
     ``alive_until - claimed_at``, which grows with every beat."""
     if claim.alive_for is not None:
         return timedelta(seconds=claim.alive_for)
-    assert claim.alive_until is not None
+    if claim.alive_until is None:  # no heartbeat: it lives to its lease
+        return claim.lease_until - claim.claimed_at
     return claim.alive_until - claim.claimed_at
 
 

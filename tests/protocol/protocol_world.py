@@ -50,6 +50,7 @@ from relay.protocol.labels import BATONS, Label
 from relay.protocol.signatures import public_key_of, sign_body
 from relay.protocol.snapshot import CommentEdit
 from relay.protocol.thread import read_thread
+from relay.protocol.work import made_at
 
 ALICE = User(id=101, login="alice")
 BOB = User(id=102, login="bob")
@@ -319,7 +320,10 @@ class World:
             if action.takeover_notice is not None:
                 body = self.signed(node, action.takeover_notice)
                 self.post(action.issue, ACCOUNT_OF[node], body)
-            self.post(action.issue, ACCOUNT_OF[node], self.signed(node, action.claim_body))
+            # made as it is posted, as the executor makes it (relay.node.execute.claim)
+            made = made_at(action.claim, self.now)
+            body = action.claim_body if made == action.claim else render_message(made)
+            self.post(action.issue, ACCOUNT_OF[node], self.signed(node, body))
         elif step == "baton":
             self.move(action.issue, action.expect, action.claimed)
         elif step == "run":

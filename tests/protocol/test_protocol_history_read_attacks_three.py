@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import pytest
 from protocol_world import BOB, CONTROLLER, MALLORY, WORKER, Local, World
 from test_protocol_claim_attacks import claim_of
 from test_protocol_claim_events import job, task
@@ -48,12 +47,6 @@ def first_reclaim(world: World, until: datetime, step: timedelta) -> datetime | 
     return None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an older relay's claim: a beat whose text she removed is given claim_window()"
-    " of the comment's longest claim (alive_until - claimed_at, which grew with every beat),"
-    " not what the worker's other versions say: the dead claim lives as long again as it ran",
-)
 def test_an_older_relays_beat_with_its_text_removed_keeps_its_own_window() -> None:
     """An older relay's worker (its claims sign no ``alive_for``) claims a TASK of thirty
     steps and beats every five minutes (each beat: alive twenty minutes more) for two
@@ -84,13 +77,6 @@ def test_an_older_relays_beat_with_its_text_removed_keeps_its_own_window() -> No
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a claim comment posted more than ten minutes after its claimed_at (a pass that"
-    " claims two jobs' TASKs runs the first before it claims the second) is not 'posted as"
-    " its claim was made': its beats whose text she removed are no beats, so the running"
-    " task is taken back on the first claim text she put back",
-)
 def test_a_claim_posted_after_another_task_ran_keeps_its_textless_beats() -> None:
     """The worker is the worker of two jobs; one pass finds a TASK in each and decides to
     run both: it runs the first (half an hour), then claims the second, whose claim was
@@ -139,12 +125,6 @@ def test_a_claim_posted_after_another_task_ran_keeps_its_textless_beats() -> Non
     assert wrong == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a controller's notice posted within ten minutes of the claim, the claim copied"
-    " into it and its posting's text removed, reads as a claim comment: its posting is a"
-    " beat, and the dead claim is held up to ten minutes past its window",
-)
 def test_a_notice_posted_soon_after_the_claim_with_its_text_removed_is_no_beat() -> None:
     """The worker claims TASK 1 (thirty steps) and dies before its first beat. Nine
     minutes after the claim a passer-by comments and the controller answers with a
@@ -169,13 +149,6 @@ def test_a_notice_posted_soon_after_the_claim_with_its_text_removed_is_no_beat()
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a claim with no heartbeat (alive_until None, a relay from before the heartbeat):"
-    " once its lease is past the histories are read (every claim lapsed by its text), and"
-    " a version of the worker's with its text removed makes _worker_claims call"
-    " claim_window() on it, which asserts: every pass of the controller raises",
-)
 def test_a_claim_with_no_heartbeat_and_a_textless_version_is_still_taken_back() -> None:
     """The worker ran a relay from before the heartbeat when it claimed TASK 1: its signed
     claim carries a lease and no ``alive_until``. Its machine goes off. She edits the claim
@@ -211,12 +184,6 @@ def test_a_claim_with_no_heartbeat_and_a_textless_version_is_still_taken_back() 
     assert failed == [] and at is not None, (failed[:1], at)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the running runner's comment garbled and its versions' text removed: its beats"
-    " are given the window of the claim _posted_with finds among the others known (the"
-    " stood-down runner's, two minutes), so the running task is taken back between beats",
-)
 def test_a_garbled_running_claim_never_lives_a_stood_down_runners_shorter_window() -> None:
     """Two runners of the worker claim TASK 1 (thirty steps) at once: one (heartbeat five
     minutes: twenty minutes a beat) runs it; the other (heartbeat half a minute: two
