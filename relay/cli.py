@@ -197,6 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if answer is not None:  # before any verb is imported: it answers at once
         print(answer)
         return 0
+    if words in (["--help"], ["-h"]):  # the verbs' list: no verb module loads, nothing runs
+        build_parser(words, lazy=True).parse_args(words)  # prints it, and exits
     from relay.edges.ownpath import fence_start
 
     fence_start(repo_dir_of(words))  # before a verb's module (or an optional one) loads
