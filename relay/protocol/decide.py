@@ -80,6 +80,8 @@ from relay.protocol.wire import MessageRejected
 from relay.protocol.work import (
     BARE_GRACE,
     BARE_SETTLE,
+    DEFAULT_HEARTBEAT,
+    MISSED_BEATS,
     alive_until,
     beat_window,
     claim_lapses,
@@ -751,11 +753,10 @@ def _worker_claims(
 ) -> list[tuple[datetime, ClaimMsg]]:
     """Every version of the issue's comments, in the histories read, that its worker's
     accounts wrote and that holds a claim of TASK ``task`` the worker signed: when each was
-    written, and the claim. A version of theirs whose text was removed from the history
-    is a beat at its time too, of the window the claim signed, in a comment posted as a
-    claim of the TASK was made (:func:`_posted_with`, the claim known from a version with
-    text or from the thread): her garble of the running claim's comment and removal of its
-    beats' text leave them beats."""
+    written, and the claim (alive a window from then: :func:`_beaten`). A version of
+    theirs whose text was removed from the history is a beat too (:func:`_textless_beat`):
+    her garble of the running claim's comment and removal of its beats' text leave them
+    beats."""
     worker = snapshot.master.node(thread.job.worker)
     if worker is None or not snapshot.comment_edits:
         return []
@@ -780,37 +781,76 @@ def _worker_claims(
         )
         claim = signed_claim(thread, as_written, snapshot.master, task)
         if claim is not None:
-            found.append((version.at, claim))
+            found.append((version.at, _beaten(claim, version.at)))
             own.setdefault(comment.id, []).append(claim)
     known = [c for claims in own.values() for c in claims]
     # the window the worker's beats with text give, for an older relay's claims (no
     # ``alive_for``), never the one such a claim's text grew to
     given = max((_beat_window(c, at) for at, c in found), default=None)
     for comment, at in textless:
-        # the comment's own claim where it has one, else the one it was posted as
         mine = own.get(comment.id)
+        # the comment's own claim where it has one, else the one it was posted as, else
+        # (an edit: a worker's account edits only its claim comments) the longest known
         claim = _posted_with(comment, mine or known, own=bool(mine))
-        if claim is None or claim.alive_until is None:
-            continue  # (a claim with no heartbeat lives to its lease, whatever is heard)
-        window = claim_window(claim) if claim.alive_for is not None else given
-        if window is not None and not mine:
-            # her garble left the comment no claim of its own: the claim it was posted as
-            # is not known, only one of the TASK made then (another runner's, maybe, of a
-            # shorter window): never shorter than a beat here gives
-            window = max(window, timedelta(seconds=beat_window(snapshot.limits)))
-        if window is not None:
-            at = _beat_time(comment, claim, at)
-            beat = min(claim.lease_until, at + window)
-            found.append((at, claim.model_copy(update={"alive_until": beat})))
+        if claim is None and not _is_posting(comment, at) and known:
+            claim = max(known, key=_claim_window_or_lease)
+        if claim is None:
+            continue
+        beat = _textless_beat(comment, claim, at, given=given)
+        if beat is not None and not mine:
+            # her garble left the comment no claim of its own: the claim it was made with
+            # is not known, only one of the TASK (another runner's, maybe, of a shorter
+            # window): never shorter than a beat by default
+            floor = min(claim.lease_until, beat[0] + _DEFAULT_WINDOW)
+            if beat[1].alive_until is not None and beat[1].alive_until < floor:
+                beat = (beat[0], beat[1].model_copy(update={"alive_until": floor}))
+        if beat is not None:
+            found.append(beat)
     return found
 
 
-def _beat_time(comment: Comment, claim: ClaimMsg, at: datetime) -> datetime:
-    """When a version of the worker's whose text is gone beat: at its time, but a
-    comment's posting at its claim's ``claimed_at`` (a notice she triggered minutes
-    after the claim and edited the claim into is no later beat)."""
-    posting = abs(at - comment.created_at) <= timedelta(seconds=1)
-    return min(at, claim.claimed_at) if posting else at
+# A beat's window where nothing the worker signed says one (an older relay's claim whose
+# beats' text is gone): the default heartbeat's, whatever the reading node's setting.
+_DEFAULT_WINDOW = timedelta(seconds=DEFAULT_HEARTBEAT * MISSED_BEATS)
+
+
+def _beaten(claim: ClaimMsg, at: datetime) -> ClaimMsg:
+    """``claim`` as a beat its worker wrote at ``at`` (GitHub's time) keeps it: alive its
+    window from then, if that is later than its text says (a claim an older relay posted
+    long after its pass decided it)."""
+    if claim.alive_until is None:
+        return claim
+    window = claim_window(claim) if claim.alive_for is not None else _DEFAULT_WINDOW
+    alive = max(claim.alive_until, min(claim.lease_until, at + window))
+    return claim.model_copy(update={"alive_until": alive})
+
+
+def _is_posting(comment: Comment, at: datetime) -> bool:
+    """Whether a version written at ``at`` is ``comment``'s posting (not an edit)."""
+    return abs(at - comment.created_at) <= timedelta(seconds=1)
+
+
+def _textless_beat(
+    comment: Comment, claim: ClaimMsg, at: datetime, *, given: timedelta | None
+) -> tuple[datetime, ClaimMsg] | None:
+    """A version of the worker's accounts in ``comment`` whose text is gone, written at
+    ``at``, as a beat of ``claim``: an edit at its time (a worker's account edits only
+    its claim comments), the posting only in a comment posted as ``claim`` was made, at
+    its ``claimed_at`` (a notice she triggered minutes after the claim and edited the
+    claim into is no beat); alive the window the claim signed, else what the worker's
+    beats with text say (``given``), else the default. None: no beat (or a claim with no
+    heartbeat, which lives to its lease whatever is heard)."""
+    if claim.alive_until is None:
+        return None
+    if _is_posting(comment, at):
+        if _posted_with(comment, (claim,)) is None:
+            return None
+        at = min(at, claim.claimed_at)
+    if claim.alive_for is not None:
+        window = claim_window(claim)
+    else:
+        window = given if given is not None else _DEFAULT_WINDOW
+    return at, claim.model_copy(update={"alive_until": min(claim.lease_until, at + window)})
 
 
 def _posted_with(
@@ -878,10 +918,11 @@ def claim_entry_lapses(
     worker's own accounts wrote, a claim of the TASK signed by the worker, says: her
     versions, and a job account's versions that hold no such claim (a notice), are no
     beats, and a worker's beats do not lengthen the window either. A version of the
-    worker's whose text is gone (its body removed from the history) is a beat given the
-    window the comment's claim signed (``alive_for``: the runner's own, not another
-    runner's of the worker), or, for an older relay's claim, ``window`` (what the worker's
-    beats with text say; the text's own, longer, without one). A history read in part
+    worker's whose text is gone (its body removed from the history) is a beat as
+    :func:`_textless_beat` says, of the window the comment's claim signed (``alive_for``),
+    or, for an older relay's claim, ``window`` (what the worker's beats with text say) or
+    the default, never the one its text grew to; a version with text is a beat at its
+    GitHub time too (:func:`_beaten`). A history read in part
     that holds no such version bounds the worker's last one by its oldest version listed
     (GitHub lists a hundred a page; the reader goes back ten pages for a version of the
     worker's, more edits than GitHub lets one account make in an hour)."""
@@ -900,21 +941,18 @@ def claim_entry_lapses(
     for version in versions:
         if version.editor is None or worker is None or not worker.trusts(version.editor.id):
             continue
-        if version.body is None:  # its text is gone: a beat at its time, in a claim comment
-            if _posted_with(comment, (claim,)) is None:
+        if version.body is None:  # its text is gone: a beat (:func:`_textless_beat`)
+            given = window if claim.alive_for is None else None
+            textless = _textless_beat(comment, claim, version.at, given=given)
+            if textless is None:
                 continue  # (a notice she edited the claim into: its posting is no beat)
-            at = _beat_time(comment, claim, version.at)
-            if claim.alive_for is not None:  # of the window this comment's claim signed
-                window = _beat_window(claim, at)
-            if window is not None:
-                return max(lapses(claim), min(claim.lease_until, at + window))
-            return claim_lapses(claim, at)
+            return max(lapses(claim), lapses(textless[1]))
         as_written = comment.model_copy(
             update={"author": version.editor, "body": version.body, "updated_at": version.at}
         )
         beat = signed_claim(thread, as_written, snapshot.master, claim.task)
         if beat is not None:
-            return lapses(beat)
+            return lapses(_beaten(beat, version.at))
     if whole:  # no version of the worker's holds this claim: the text's own word alone
         return lapses(claim)
     return claim_lapses(claim, versions[-1].at)

@@ -39,11 +39,6 @@ def wrong_before(world: World, until: datetime) -> list[str]:
     return wrong
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with no version of the worker's left with text, an older relay's textless"
-    " beat is given the window its current text grew to",
-)
 def test_an_older_relays_beats_all_textless_never_live_the_window_its_text_grew_to() -> None:
     """An older relay's worker (its claims sign no ``alive_for``) claims a TASK of thirty
     steps and beats every five minutes (each beat: alive twenty minutes more) for two
@@ -133,11 +128,6 @@ def later_claim_then(*, swap: bool, later: bool = True) -> list[str]:
     return wrong_before(world, beaten + timedelta(minutes=4, seconds=50))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a comment whose claim text is not one made as it was posted gives its"
-    " textless beats nothing: the later claim's lapse takes the running task",
-)
 def test_a_later_runners_claim_edited_over_the_running_one_never_takes_it_away() -> None:
     """As :func:`later_claim_then`, her edit the later claim's text: the running claim's
     comment now holds a claim made an hour after it was posted, so its textless versions
@@ -147,11 +137,6 @@ def test_a_later_runners_claim_edited_over_the_running_one_never_takes_it_away()
     assert later_claim_then(swap=True) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a garbled comment's textless beats count only near a claim known elsewhere:"
-    " a later runner's claim is none, and its lapse takes the running task",
-)
 def test_a_later_runners_claim_never_takes_a_garbled_running_claim_away() -> None:
     """As :func:`later_claim_then`, her edit any text: the running claim's comment holds
     no claim, the only claim of the TASK known is the later runner's (not made as that
@@ -169,11 +154,6 @@ def test_a_garbled_running_claim_with_its_beats_textless_alone_is_left_alone() -
 
 
 @pytest.mark.parametrize("older", [False, True], ids=["stamped-when-decided", "older-relay"])
-@pytest.mark.xfail(
-    strict=True,
-    reason="a claim posted after its pass ran another TASK reads as lapsed once her edit"
-    " has its history read: its posting is read as its stale alive_until, not a beat",
-)
 def test_a_not_yet_upgraded_workers_late_claim_is_never_taken_by_her_one_edit(
     older: bool,
 ) -> None:
@@ -210,11 +190,6 @@ def test_a_not_yet_upgraded_workers_late_claim_is_never_taken_by_her_one_edit(
     assert wrong_before(world, posted.created_at + timedelta(minutes=4, seconds=50)) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a garbled comment's textless beats are given at least the reading node's own"
-    " beat window: the controller's longer heartbeat setting holds a dead claim",
-)
 def test_a_garbled_dead_claim_never_lives_the_controllers_longer_window() -> None:
     """The controller's node runs tasks of its own with a heartbeat of half an hour (two
     hours a beat); the worker's is five minutes (twenty minutes a beat). The worker claims
