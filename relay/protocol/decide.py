@@ -9,6 +9,7 @@ the newest TASK and the messages that answer it (see :mod:`relay.protocol.thread
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -44,7 +45,7 @@ from relay.protocol.baton import (
 from relay.protocol.body import brief, restate
 from relay.protocol.destructive import task_destructive
 from relay.protocol.labels import Label, batons_in
-from relay.protocol.master import DESTRUCTIVE_CLASS, DestructiveRule, Master, Scope
+from relay.protocol.master import DESTRUCTIVE_CLASS, DestructiveRule, Master, Node, Scope
 from relay.protocol.messages import (
     ClaimMsg,
     HalfDoneMsg,
@@ -55,7 +56,14 @@ from relay.protocol.messages import (
     task_digest,
 )
 from relay.protocol.signatures import unsigned
-from relay.protocol.snapshot import Comment, Issue, Snapshot, TaskKey, WatcherFacts
+from relay.protocol.snapshot import (
+    Comment,
+    CommentEdit,
+    Issue,
+    Snapshot,
+    TaskKey,
+    WatcherFacts,
+)
 from relay.protocol.tamper import (
     as_relay_left_it,
     claim_vanished,
@@ -318,8 +326,54 @@ def _closed(snapshot: Snapshot, node: str) -> list[Action]:
 def _threads(snapshot: Snapshot) -> tuple[tuple[Issue, Thread | MessageRejected], ...]:
     """Every open job of the snapshot, in issue order, read (or the reason it cannot be).
     Read once per snapshot: a pass asks several rules of the same snapshot, and reading a
-    thread checks every signature in it."""
-    return _read_all(snapshot.issues, snapshot.master)
+    thread checks every signature in it. Where the comments' edit histories were read, a
+    claim whose comment someone else wrote last is no claim (:func:`_without_her_claims`)."""
+    read = _read_all(snapshot.issues, snapshot.master)
+    if not snapshot.comment_edits:
+        return read
+    return tuple(
+        (issue, _without_her_claims(t, snapshot) if isinstance(t, Thread) else t)
+        for issue, t in read
+    )
+
+
+def _as_posted(thread: Thread, snapshot: Snapshot) -> Thread:
+    """``thread`` as its comments read, her claims in it (:func:`_without_her_claims`)."""
+    for issue, read in _read_all(snapshot.issues, snapshot.master):
+        if issue.number == thread.issue.number and isinstance(read, Thread):
+            return read
+    return thread
+
+
+def _without_her_claims(thread: Thread, snapshot: Snapshot) -> Thread:
+    """``thread`` without the claims whose comment's newest version (in the edit histories
+    read) someone other than the worker's accounts wrote: a signed claim she edited into a
+    comment (a copy of the running claim's newest text beside its deleted comment, or put
+    back in its own) is data. The worker's own versions in the histories then say whether
+    and until when the TASK is claimed, as where she garbled the claim (:func:`_lapses`,
+    :func:`_claimed_unread`)."""
+    worker = snapshot.master.node(thread.job.worker)
+    if worker is None:
+        return thread
+    newest: dict[int, CommentEdit] = {}
+    for version in snapshot.comment_edits:
+        known = newest.get(version.comment_id)
+        if known is None or version.at > known.at:
+            newest[version.comment_id] = version
+
+    def hers(entry: Entry) -> bool:
+        last = newest.get(entry.comment.id)
+        return last is not None and (last.editor is None or not worker.trusts(last.editor.id))
+
+    claims = {n: e for n, e in thread.claims.items() if not hers(e)}
+    more = {n: [e for e in es if not hers(e)] for n, es in thread.more_claims.items()}
+    for n, es in more.items():
+        if n not in claims and es:
+            claims[n] = es.pop(0)
+    more = {n: es for n, es in more.items() if es}
+    if claims == thread.claims and more == thread.more_claims:
+        return thread
+    return dataclasses.replace(thread, claims=claims, more_claims=more)
 
 
 @lru_cache(maxsize=4)
@@ -764,14 +818,18 @@ def _worker_claims(
     found: list[tuple[datetime, ClaimMsg]] = []
     textless = []
     # each comment's own claims: its versions' of the worker's with text, and its text now
+    # (hers too: a claim she put back is no beat, but says which claim the comment holds)
     own: dict[int, list[ClaimMsg]] = {}
-    for entry in _claim_entries(thread, task):
+    for entry in _claim_entries(_as_posted(thread, snapshot), task):
         if isinstance(entry.message, ClaimMsg):
             own.setdefault(entry.comment.id, []).append(entry.message)
+    retracted = _not_claim_comments(thread, task, snapshot, worker)
     for version in snapshot.comment_edits:
         comment = comments.get(version.comment_id)
         editor = version.editor
         if comment is None or editor is None or not worker.trusts(editor.id):
+            continue
+        if comment.id in retracted:
             continue
         if version.body is None:
             textless.append((comment, version.at))
@@ -809,6 +867,35 @@ def _worker_claims(
     return found
 
 
+def _not_claim_comments(
+    thread: Thread, task: int, snapshot: Snapshot, worker: Node
+) -> frozenset[int]:
+    """The comments whose newest version of the worker's accounts with text is no claim of
+    TASK ``task`` the worker signed: a stood-down runner's claim it turned into a notice, a
+    RESULT, a notice, a TASK. Their older versions (a claim its runner retracted, or one
+    she edited in) are no beats of the TASK's claim."""
+    comments = {c.id: c for c in thread.issue.comments}
+    newest: dict[int, CommentEdit] = {}
+    for version in snapshot.comment_edits:
+        editor = version.editor
+        if version.body is None or editor is None or not worker.trusts(editor.id):
+            continue
+        known = newest.get(version.comment_id)
+        if known is None or version.at > known.at:
+            newest[version.comment_id] = version
+    out = set()
+    for comment_id, version in newest.items():
+        comment = comments.get(comment_id)
+        if comment is None or version.editor is None or version.body is None:
+            continue
+        as_written = comment.model_copy(
+            update={"author": version.editor, "body": version.body, "updated_at": version.at}
+        )
+        if signed_claim(thread, as_written, snapshot.master, task) is None:
+            out.add(comment_id)
+    return frozenset(out)
+
+
 # A beat's window where nothing the worker signed says one (an older relay's claim whose
 # beats' text is gone): the default heartbeat's, whatever the reading node's setting.
 _DEFAULT_WINDOW = timedelta(seconds=DEFAULT_HEARTBEAT * MISSED_BEATS)
@@ -838,14 +925,14 @@ def _textless_beat(
     its claim comments), the posting only in a comment posted as ``claim`` was made, at
     its ``claimed_at`` (a notice she triggered minutes after the claim and edited the
     claim into is no beat); alive the window the claim signed, else what the worker's
-    beats with text say (``given``), else the default. None: no beat (or a claim with no
-    heartbeat, which lives to its lease whatever is heard)."""
-    if claim.alive_until is None:
-        return None
+    beats with text say (``given``), else the default (a claim with no heartbeat lives
+    to its lease whatever is heard). None: no beat."""
     if _is_posting(comment, at):
         if _posted_with(comment, (claim,)) is None:
             return None
         at = min(at, claim.claimed_at)
+    if claim.alive_until is None:
+        return at, claim
     if claim.alive_for is not None:
         window = claim_window(claim)
     else:

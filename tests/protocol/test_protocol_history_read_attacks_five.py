@@ -77,12 +77,6 @@ def test_a_deleted_running_claim_alone_is_left_to_the_workers_runners() -> None:
     assert running_claim_deleted_beside_a_copy(copy=False) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a copy of the running claim in a job account's comment is the only claim left"
-    " once she deletes the running one: its text's alive_until decides, and neither the"
-    " deleted claim's protection nor the events' lease applies",
-)
 def test_a_deleted_running_claim_beside_a_copy_is_never_taken_away() -> None:
     """As the control, but the claim's newest text was copied into alice's notice before
     the deletion: the thread holds that copy as the TASK's claim, its history (alice's
