@@ -9,7 +9,6 @@ the newest TASK and the messages that answer it (see :mod:`relay.protocol.thread
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -326,54 +325,8 @@ def _closed(snapshot: Snapshot, node: str) -> list[Action]:
 def _threads(snapshot: Snapshot) -> tuple[tuple[Issue, Thread | MessageRejected], ...]:
     """Every open job of the snapshot, in issue order, read (or the reason it cannot be).
     Read once per snapshot: a pass asks several rules of the same snapshot, and reading a
-    thread checks every signature in it. Where the comments' edit histories were read, a
-    claim whose comment someone else wrote last is no claim (:func:`_without_her_claims`)."""
-    read = _read_all(snapshot.issues, snapshot.master)
-    if not snapshot.comment_edits:
-        return read
-    return tuple(
-        (issue, _without_her_claims(t, snapshot) if isinstance(t, Thread) else t)
-        for issue, t in read
-    )
-
-
-def _as_posted(thread: Thread, snapshot: Snapshot) -> Thread:
-    """``thread`` as its comments read, her claims in it (:func:`_without_her_claims`)."""
-    for issue, read in _read_all(snapshot.issues, snapshot.master):
-        if issue.number == thread.issue.number and isinstance(read, Thread):
-            return read
-    return thread
-
-
-def _without_her_claims(thread: Thread, snapshot: Snapshot) -> Thread:
-    """``thread`` without the claims whose comment's newest version (in the edit histories
-    read) someone other than the worker's accounts wrote: a signed claim she edited into a
-    comment (a copy of the running claim's newest text beside its deleted comment, or put
-    back in its own) is data. The worker's own versions in the histories then say whether
-    and until when the TASK is claimed, as where she garbled the claim (:func:`_lapses`,
-    :func:`_claimed_unread`)."""
-    worker = snapshot.master.node(thread.job.worker)
-    if worker is None:
-        return thread
-    newest: dict[int, CommentEdit] = {}
-    for version in snapshot.comment_edits:
-        known = newest.get(version.comment_id)
-        if known is None or version.at > known.at:
-            newest[version.comment_id] = version
-
-    def hers(entry: Entry) -> bool:
-        last = newest.get(entry.comment.id)
-        return last is not None and (last.editor is None or not worker.trusts(last.editor.id))
-
-    claims = {n: e for n, e in thread.claims.items() if not hers(e)}
-    more = {n: [e for e in es if not hers(e)] for n, es in thread.more_claims.items()}
-    for n, es in more.items():
-        if n not in claims and es:
-            claims[n] = es.pop(0)
-    more = {n: es for n, es in more.items() if es}
-    if claims == thread.claims and more == thread.more_claims:
-        return thread
-    return dataclasses.replace(thread, claims=claims, more_claims=more)
+    thread checks every signature in it."""
+    return _read_all(snapshot.issues, snapshot.master)
 
 
 @lru_cache(maxsize=4)
@@ -788,12 +741,25 @@ def _lapses(thread: Thread, task: int, snapshot: Snapshot) -> datetime:
     beats = _worker_claims(thread, task, snapshot)
     ends = [lapses(claim) for _, claim in beats]
     window = max((_beat_window(claim, at) for at, claim in beats), default=None)
+    entries = [e for e in _claim_entries(thread, task) if isinstance(e.message, ClaimMsg)]
+    # no claim of the worker's anywhere but copies she wrote last (she deleted the running
+    # claim): the copies say nothing of when it ends
+    alone = not beats and all(_hers_last(thread, e, snapshot) for e in entries)
     ends += [
-        claim_entry_lapses(thread, entry, snapshot, window=window)
-        for entry in _claim_entries(thread, task)
-        if isinstance(entry.message, ClaimMsg)
+        claim_entry_lapses(thread, entry, snapshot, window=window, alone=alone) for entry in entries
     ]
     return max(ends)
+
+
+def _hers_last(thread: Thread, entry: Entry, snapshot: Snapshot) -> bool:
+    """Whether the newest version of ``entry``'s comment, in the edit histories read, was
+    written by someone other than the worker's accounts (a claim she edited in)."""
+    worker = snapshot.master.node(thread.job.worker)
+    versions = [v for v in snapshot.comment_edits if v.comment_id == entry.comment.id]
+    if worker is None or not versions:
+        return False
+    newest = max(versions, key=lambda v: v.at)
+    return newest.editor is None or not worker.trusts(newest.editor.id)
 
 
 def _claim_entries(thread: Thread, task: int) -> list[Entry]:
@@ -818,9 +784,8 @@ def _worker_claims(
     found: list[tuple[datetime, ClaimMsg]] = []
     textless = []
     # each comment's own claims: its versions' of the worker's with text, and its text now
-    # (hers too: a claim she put back is no beat, but says which claim the comment holds)
     own: dict[int, list[ClaimMsg]] = {}
-    for entry in _claim_entries(_as_posted(thread, snapshot), task):
+    for entry in _claim_entries(thread, task):
         if isinstance(entry.message, ClaimMsg):
             own.setdefault(entry.comment.id, []).append(entry.message)
     retracted = _not_claim_comments(thread, task, snapshot, worker)
@@ -994,7 +959,12 @@ _WRITE_SLACK = timedelta(seconds=30)
 
 
 def claim_entry_lapses(
-    thread: Thread, entry: Entry, snapshot: Snapshot, *, window: timedelta | None = None
+    thread: Thread,
+    entry: Entry,
+    snapshot: Snapshot,
+    *,
+    window: timedelta | None = None,
+    alone: bool = False,
 ) -> datetime:
     """When the claim in ``entry``'s comment ends if nothing more is heard.
 
@@ -1040,8 +1010,10 @@ def claim_entry_lapses(
         beat = signed_claim(thread, as_written, snapshot.master, claim.task)
         if beat is not None:
             return lapses(_beaten(beat, version.at))
-    if whole:  # no version of the worker's holds this claim: the text's own word alone
-        return lapses(claim)
+    if whole:  # no version of the worker's holds this claim: the text's own word alone,
+        # unless no comment's history holds one of the worker's (she deleted the running
+        # claim and copied its text here): then it may be running, to its lease
+        return claim.lease_until if alone else lapses(claim)
     return claim_lapses(claim, versions[-1].at)
 
 

@@ -111,14 +111,6 @@ def test_a_deleted_running_claim_alone_as_observed_is_left_running() -> None:
     assert deleted_beside_a_copy_as_observed(copy=False) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the copy in alice's notice makes the thread read as taken before the histories,"
-    " so the pass fetches neither the label events nor the claim ref; once the copy's text"
-    " lapses the histories are read, the copy (hers last) is dropped, no version of the"
-    " worker's holds a beat, and the runner answers the running task half-done ('the baton"
-    " was `working` but no claim was found')",
-)
 def test_a_deleted_running_claim_beside_a_copy_as_observed_is_never_answered() -> None:
     """As the control, with the claim's newest text copied into alice's notice before the
     deletion (the fifth round's attack, there with the events handed to the runner)."""
@@ -155,13 +147,6 @@ def test_her_awaiting_controller_alone_never_hands_a_running_task_on(seen: bool)
     assert her_baton_and_resave(resave=False, seen=seen) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the claim she wrote last is dropped from the thread, so the controller reads"
-    " the running TASK as outstanding: it hands the baton back to the worker ('TASK 1 was"
-    " posted but the baton was not passed'), or, having seen it claimed, tells the thread"
-    " the claim is gone and to post a new TASK, while the claim comment is there and beats",
-)
 @pytest.mark.parametrize("seen", [False, True])
 def test_her_awaiting_controller_and_resave_never_hand_a_running_task_on(seen: bool) -> None:
     """As the control, with the claim's first text put back by her."""
@@ -206,14 +191,22 @@ def test_a_dead_claim_under_her_awaiting_worker_alone_is_taken_back() -> None:
     assert late is not None and late <= timedelta(minutes=10)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with `awaiting:worker` on, the controller takes a lapsed claim back only while"
-    " the thread holds it (_lapsed returns nothing for a missing claim unless the baton is"
-    " `working`); her re-save drops it once the histories are read (her garble, at once),"
-    " so a dead worker's task is never taken back, past its lease",
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "resave",
+        pytest.param(
+            "garble",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="with `awaiting:worker` on, the controller takes a lapsed claim back"
+                " only while the thread holds a claim (_lapsed returns nothing for a missing"
+                " claim unless the baton is `working`): her garble of a dead worker's claim"
+                " under her `awaiting:worker` keeps its task, past its lease",
+            ),
+        ),
+    ],
 )
-@pytest.mark.parametrize("edit", ["resave", "garble"])
 def test_a_dead_claim_under_her_awaiting_worker_and_edit_is_taken_back(edit: str) -> None:
     """As the control, with the claim comment edited by her once."""
     late = dead_under_her_awaiting_worker(edit)
