@@ -744,7 +744,9 @@ def _lapses(thread: Thread, task: int, snapshot: Snapshot) -> datetime:
     entries = [e for e in _claim_entries(thread, task) if isinstance(e.message, ClaimMsg)]
     # no claim of the worker's anywhere but copies she wrote last (she deleted the running
     # claim): the copies say nothing of when it ends
-    alone = not beats and all(_hers_last(thread, e, snapshot) for e in entries)
+    alone = not _worker_claims(thread, task, snapshot, evidence=True) and all(
+        _hers_last(thread, e, snapshot) for e in entries
+    )
     ends += [
         claim_entry_lapses(thread, entry, snapshot, window=window, alone=alone) for entry in entries
     ]
@@ -755,8 +757,12 @@ def _hers_last(thread: Thread, entry: Entry, snapshot: Snapshot) -> bool:
     """Whether the newest version of ``entry``'s comment, in the edit histories read, was
     written by someone other than the worker's accounts (a claim she edited in)."""
     worker = snapshot.master.node(thread.job.worker)
-    versions = [v for v in snapshot.comment_edits if v.comment_id == entry.comment.id]
-    if worker is None or not versions:
+    return worker is not None and _hers_last_at(entry.comment.id, snapshot, worker)
+
+
+def _hers_last_at(comment_id: int, snapshot: Snapshot, worker: Node) -> bool:
+    versions = [v for v in snapshot.comment_edits if v.comment_id == comment_id]
+    if not versions:
         return False
     newest = max(versions, key=lambda v: v.at)
     return newest.editor is None or not worker.trusts(newest.editor.id)
@@ -769,14 +775,15 @@ def _claim_entries(thread: Thread, task: int) -> list[Entry]:
 
 
 def _worker_claims(
-    thread: Thread, task: int, snapshot: Snapshot
+    thread: Thread, task: int, snapshot: Snapshot, *, evidence: bool = False
 ) -> list[tuple[datetime, ClaimMsg]]:
     """Every version of the issue's comments, in the histories read, that its worker's
     accounts wrote and that holds a claim of TASK ``task`` the worker signed: when each was
     written, and the claim (alive a window from then: :func:`_beaten`). A version of
     theirs whose text was removed from the history is a beat too (:func:`_textless_beat`):
     her garble of the running claim's comment and removal of its beats' text leave them
-    beats."""
+    beats. ``evidence``: only what shows the worker claimed the TASK, not a textless
+    posting of a comment she wrote last (the TASK's, a notice: a copy she put there)."""
     worker = snapshot.master.node(thread.job.worker)
     if worker is None or not snapshot.comment_edits:
         return []
@@ -811,6 +818,8 @@ def _worker_claims(
     # ``alive_for``), never the one such a claim's text grew to
     given = max((_beat_window(c, at) for at, c in found), default=None)
     for comment, at in textless:
+        if evidence and _is_posting(comment, at) and _hers_last_at(comment.id, snapshot, worker):
+            continue
         mine = own.get(comment.id)
         # the comment's own claim where it has one, else the one it was posted as, else
         # (an edit: a worker's account edits only its claim comments) the longest known
@@ -999,6 +1008,8 @@ def claim_entry_lapses(
         if version.editor is None or worker is None or not worker.trusts(version.editor.id):
             continue
         if version.body is None:  # its text is gone: a beat (:func:`_textless_beat`)
+            if alone and _is_posting(comment, version.at):
+                continue  # (the posting of a comment she made a copy of: no evidence)
             given = window if claim.alive_for is None else None
             textless = _textless_beat(comment, claim, version.at, given=given)
             if textless is None:

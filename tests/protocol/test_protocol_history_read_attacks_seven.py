@@ -84,15 +84,6 @@ def test_a_deleted_running_claim_beside_a_copy_in_an_early_comment_is_left_runni
 
 
 @pytest.mark.parametrize("into", ["notice", "task"])
-@pytest.mark.xfail(
-    strict=True,
-    reason="the textless posting of a worker's account's comment posted within"
-    " _CLAIM_POSTED of the claim (alice's notice, or the TASK itself), which she edited the"
-    " copy into, is a beat at claimed_at (_worker_claims, _textless_beat): the histories"
-    " then hold a claim of the worker's, `alone` is False, and the copy's text's end"
-    " rules, so the running task is taken back and answered half-done twenty minutes"
-    " after the deletion",
-)
 def test_a_deleted_running_claim_beside_a_copy_in_a_textless_early_comment_is_left_running(
     into: str,
 ) -> None:
