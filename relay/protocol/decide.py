@@ -753,6 +753,13 @@ def _lapses(thread: Thread, task: int, snapshot: Snapshot) -> datetime:
     return max(ends)
 
 
+def _task_posted(thread: Thread, task: int) -> datetime | None:
+    """When TASK ``task``'s comment was posted, as the thread counts it (never an edited
+    copy she may have put in a later comment); None when no such comment reads."""
+    entry = thread.tasks.get(task)
+    return None if entry is None else entry.comment.created_at
+
+
 def _hers_last(thread: Thread, entry: Entry, snapshot: Snapshot) -> bool:
     """Whether the newest version of ``entry``'s comment, in the edit histories read, was
     written by someone other than the worker's accounts (a claim she edited in)."""
@@ -814,6 +821,10 @@ def _worker_claims(
             found.append((version.at, _beaten(claim, version.at)))
             own.setdefault(comment.id, []).append(claim)
     known = [c for claims in own.values() for c in claims]
+    # no beat of this TASK's claim is older than the TASK (an earlier TASK's claim comment,
+    # its text removed, holds that claim's beats)
+    since = _task_posted(thread, task)
+    textless = [(c, at) for c, at in textless if since is None or at >= since]
     # the window the worker's beats with text give, for an older relay's claims (no
     # ``alive_for``), never the one such a claim's text grew to
     given = max((_beat_window(c, at) for at, c in found), default=None)
@@ -1001,6 +1012,7 @@ def claim_entry_lapses(
         reverse=True,
     )
     whole = comment.id in snapshot.edits_read
+    since = _task_posted(thread, claim.task)
     if not versions:  # not read, or never edited: its text is as its author posted it
         return claim_lapses(claim, comment.updated_at)
     worker = snapshot.master.node(thread.job.worker)
@@ -1010,6 +1022,8 @@ def claim_entry_lapses(
         if version.body is None:  # its text is gone: a beat (:func:`_textless_beat`)
             if alone and _is_posting(comment, version.at):
                 continue  # (the posting of a comment she made a copy of: no evidence)
+            if since is not None and version.at < since:
+                continue  # (an earlier TASK's: no beat of this one)
             given = window if claim.alive_for is None else None
             textless = _textless_beat(comment, claim, version.at, given=given)
             if textless is None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
 from protocol_world import BOB, CONTROLLER, MALLORY, WORKER, Local, World
 from test_protocol_claim_attacks import claim_of
 from test_protocol_claim_events import job, task
@@ -91,13 +90,6 @@ def test_a_deleted_running_claim_beside_a_copy_and_an_old_claim_is_left_running(
     assert copy_beside_an_old_claim(textless=False) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the previous TASK's claim comment, every version's text removed, has the "
-    "worker's textless edits, which count as evidence that the worker claimed TASK 2: "
-    "the copy is no longer 'alone' and lapses by its text, so the running task is taken "
-    "back and answered half-done",
-)
 def test_a_deleted_running_claim_beside_a_copy_and_a_textless_old_claim_is_left_running() -> None:
     """As the control, with the text of every version of TASK 1's claim comment removed."""
     assert copy_beside_an_old_claim(textless=True) == []
