@@ -821,10 +821,10 @@ def _worker_claims(
             found.append((version.at, _beaten(claim, version.at)))
             own.setdefault(comment.id, []).append(claim)
     known = [c for claims in own.values() for c in claims]
-    # no beat of this TASK's claim is older than the TASK (an earlier TASK's claim comment,
-    # its text removed, holds that claim's beats)
+    # no comment posted before the TASK holds a beat of its claim (an earlier TASK's claim
+    # comment, its text removed, holds that claim's beats, however late its runner beat)
     since = _task_posted(thread, task)
-    textless = [(c, at) for c, at in textless if since is None or at >= since]
+    textless = [(c, at) for c, at in textless if since is None or c.created_at >= since]
     # the window the worker's beats with text give, for an older relay's claims (no
     # ``alive_for``), never the one such a claim's text grew to
     given = max((_beat_window(c, at) for at, c in found), default=None)
@@ -1022,8 +1022,8 @@ def claim_entry_lapses(
         if version.body is None:  # its text is gone: a beat (:func:`_textless_beat`)
             if alone and _is_posting(comment, version.at):
                 continue  # (the posting of a comment she made a copy of: no evidence)
-            if since is not None and version.at < since:
-                continue  # (an earlier TASK's: no beat of this one)
+            if since is not None and comment.created_at < since:
+                continue  # (a comment posted before the TASK: no beat of it)
             given = window if claim.alive_for is None else None
             textless = _textless_beat(comment, claim, version.at, given=given)
             if textless is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
 from protocol_world import ALICE, BOB, CONTROLLER, MALLORY, WORKER, Local, World
 from test_protocol_claim_attacks import claim_of
 from test_protocol_claim_events import job, task
@@ -125,13 +124,6 @@ def test_a_persons_edits_of_her_own_comment_never_keep_a_dead_claim() -> None:
     assert late is not None and late <= timedelta(minutes=5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a textless version of any worker account in any comment it posted counts as a"
-    " beat of the TASK's claim ('a worker's account edits only its claim comments'), but the"
-    " controller's account is a person's too: her edits of her own comment, their text"
-    " removed, hold a dead worker's claim to its lease",
-)
 def test_a_persons_edits_with_their_text_removed_never_keep_a_dead_claim() -> None:
     """As the control, but she removes the text of each of alice's versions: each is a
     textless edit of a worker's account, read as a beat of the longest claim known, so the

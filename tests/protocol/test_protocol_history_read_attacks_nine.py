@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
 from protocol_world import CONTROLLER, WORKER, Local, World
 from test_protocol_claim_attacks import claim_of
 from test_protocol_claim_events import job, task
@@ -61,11 +60,6 @@ def test_a_late_beat_of_an_earlier_tasks_claim_holds_no_later_claim() -> None:
     assert took is not None and took <= timedelta(minutes=30)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="textless edits of an earlier TASK's claim comment made after the later TASK"
-    " was posted count as beats of the later TASK's claim (the longest known claim)",
-)
 def test_late_textless_beats_of_an_earlier_tasks_claim_hold_no_later_claim() -> None:
     """As the control, with the text of every version of TASK 1's claim comment removed:
     its late beats are TASK 1's, not TASK 2's."""
