@@ -836,7 +836,7 @@ def _worker_claims(
         # (an edit: a worker's account edits only its claim comments) the longest known
         claim = _posted_with(comment, mine or known, own=bool(mine))
         if claim is None and not _is_posting(comment, at) and known:
-            claim = max(known, key=_claim_window_or_lease)
+            claim = max(known, key=claim_window)
         if claim is None:
             continue
         beat = _textless_beat(comment, claim, at, given=given)
@@ -939,17 +939,10 @@ def _posted_with(
     if own:
         return min(
             near,
-            key=lambda c: (abs(comment.created_at - c.claimed_at), -_claim_window_or_lease(c)),
+            key=lambda c: (abs(comment.created_at - c.claimed_at), -claim_window(c)),
             default=None,
         )
-    return max(near, key=_claim_window_or_lease, default=None)
-
-
-def _claim_window_or_lease(claim: ClaimMsg) -> float:
-    """Seconds one beat keeps ``claim`` alive (its lease's, for a claim with no beat)."""
-    if claim.alive_until is None:
-        return (claim.lease_until - claim.claimed_at).total_seconds()
-    return claim_window(claim).total_seconds()
+    return max(near, key=claim_window, default=None)
 
 
 # How long after its claim was made a claim comment may be posted (the claim's time is the

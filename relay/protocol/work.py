@@ -159,8 +159,8 @@ def claim_lapses(claim: ClaimMsg, edited_at: datetime) -> datetime:
     window from the beat, so its newest text and its comment's last edit agree; a text
     put back by someone else (an older beat of the worker's, signed, edited in by anyone
     who can edit comments) says less than the edit that put it there, and a live worker
-    beats again within that window. So a claim lives its window (its first text's:
-    ``alive_until - claimed_at`` as the text says) from its last edit, or to its
+    beats again within that window. So a claim lives its window (:func:`claim_window`:
+    what it signed, ``alive_for``) from its last edit, or to its
     ``alive_until`` if later, never past its lease: a beat put back never takes a running
     task away. Where GitHub's edit history of the comment was read, ``edited_at`` is the
     newest version its worker wrote (:func:`relay.protocol.decide.claim_entry_lapses`, which
