@@ -533,7 +533,11 @@ class Judge:
                 explain=str(box.explain),
             )
             box.brief.write_text(render_brief(facts), encoding="utf-8")
-            warm_redaction()  # for what the maker writes for relay, loaded while it works
+
+            def started(pgid: int) -> None:
+                self._started(pgid)
+                warm_redaction()  # for what the maker writes for relay, while it works
+
             ran = run_role(
                 self.options.maker,
                 box.brief,
@@ -543,7 +547,7 @@ class Judge:
                 timeout=timeout,
                 work=self.work,
                 label=f"{goal.id}-attempt-{attempt}-maker",
-                on_start=self._started,
+                on_start=started,
                 cannot=box.cannot,
                 credentials=self.credentialed("maker"),
                 explain=box.explain,

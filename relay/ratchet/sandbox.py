@@ -3548,9 +3548,11 @@ def redact_secrets(text: str, secrets: Sequence[str] = ()) -> str:
 
 def warm_redaction() -> None:
     """Load relay's redaction on a thread of its own (its patterns are compiled as it is
-    imported: about a tenth of a CPU-second), started as a role starts: what the role
-    writes for relay is redacted once it ends, and relay's own process is idle while it
-    runs. A failure to load is left for that use to say."""
+    imported: about a tenth of a CPU-second), started once a role's process is: what the
+    role writes for relay is redacted once it ends, and relay's own process is idle while
+    it runs (not while relay still makes the role's box: the thread's imports would hold
+    the interpreter's lock from that work, each of its system calls waiting on them). A
+    failure to load is left for that use to say."""
     if "relay.redact" in sys.modules:
         return
 
