@@ -38,8 +38,6 @@ from relay.loop.checks import (
 )
 from relay.loop.classify import Category, Review, Verdict, diagnosis
 from relay.loop.contract import Contract, Gate, split_protected, touched
-from relay.loop.excluded import CONFIGS as EXCLUDE_CONFIGS
-from relay.loop.excluded import exclusion_patterns, hidden_added
 from relay.loop.goals import Goal
 from relay.loop.guard import (
     NEW_TOP_MODULE,
@@ -228,7 +226,11 @@ def _hidden(
 ) -> list[Reach]:
     """What the candidate's Python files (not its tests, whose own figures prove nothing
     of the code's) hide from coverage that HEAD's did not, by the exclusion patterns HEAD's
-    and the candidate's settings name."""
+    and the candidate's settings name (read only where the contract reads a coverage
+    report: their module is not loaded otherwise)."""
+    from relay.loop.excluded import CONFIGS as EXCLUDE_CONFIGS
+    from relay.loop.excluded import exclusion_patterns, hidden_added
+
     patterns: tuple[str, ...] = ()
     for commit, files in (("HEAD", set(at_head)), (candidate, present)):
         names = ("pyproject.toml", *(n for n, _ in EXCLUDE_CONFIGS))
