@@ -61,6 +61,8 @@ from relay.loop.risks import (
 )
 from relay.loop.roster import (
     LOOP_NAME,
+    MANAGED_BACKEND,
+    MANAGED_MODEL,
     Roster,
     RunPanel,
     applies_text,
@@ -204,9 +206,14 @@ def register(sub: Any) -> None:
     )
     common(q)
     q.set_defaults(func=run_run)
-    from relay.commands import loop_managed
-
-    loop_managed.register(verbs, common)
+    roster = verbs.add_parser("roster", help="the roster's agents: `relay loop roster create`")
+    roster_verbs = roster.add_subparsers(dest="roster_verb", metavar="ACTION")
+    roster_verbs.required = True
+    q = roster_verbs.add_parser("create", help="create one agent per role and a coordinator")
+    q.add_argument("--backend", required=True, choices=(MANAGED_BACKEND,))
+    q.add_argument("--model", default=None, help=f"the coordinator's model ({MANAGED_MODEL})")
+    common(q)
+    q.set_defaults(func=run_roster_create)
 
     q = verbs.add_parser("roles", help="the roster: each role's backend, model and tools")
     common(q)
@@ -824,6 +831,14 @@ def _stop_node_job(root: Path, store: Any, status: Any) -> dict[str, Any]:
     from that answer."""
     store.interrupt(status.role, status.goal)
     return {"role": status.role, "goal": status.goal, "job": int(status.job)}
+
+
+def run_roster_create(args: argparse.Namespace) -> Output:
+    """`relay loop roster create`: its module (the Managed Agents client's) is loaded
+    only when it runs, not by every loop verb's parser."""
+    from relay.commands.loop_managed import run_roster_create as create
+
+    return create(args)
 
 
 def run_roles(args: argparse.Namespace) -> Output:

@@ -741,21 +741,6 @@ def status_threads(root: Path) -> tuple[list[str], list[dict[str, str]]]:
     return (["managed threads:", *lines] if lines else []), rows
 
 
-# --- the verbs ---
-
-
-def register(verbs: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    """`relay loop roster create` and `relay loop interrupt`."""
-    roster = verbs.add_parser("roster", help="the roster's agents: `relay loop roster create`")
-    roster_verbs = roster.add_subparsers(dest="roster_verb", metavar="ACTION")
-    roster_verbs.required = True
-    q = roster_verbs.add_parser("create", help="create one agent per role and a coordinator")
-    q.add_argument("--backend", required=True, choices=(m.BACKEND,))
-    q.add_argument("--model", default=None, help=f"the coordinator's model ({m.DEFAULT_MODEL})")
-    common(q)
-    q.set_defaults(func=run_roster_create)
-
-
 def managed_interrupt(root: Path, role: str) -> Output | None:
     """`relay loop interrupt ROLE`'s managed branch: the role's open threads in the
     recorded session interrupted and archived; None when the role has none there (its work

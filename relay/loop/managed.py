@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from relay.loop.markdown import code_span, find, row, sections
+from relay.loop.roster import MANAGED_BACKEND, MANAGED_MODEL
 from relay.loop.tools import runs_commands, ships
 
 BETA = "managed-agents-2026-04-01"
@@ -26,10 +27,10 @@ TOOLSET = "agent_toolset_20260401"
 MAX_ROSTER = 20  # a coordinator's `multiagent.agents`: 1-20 entries
 MAX_THREADS = 25  # session threads running at once
 STATE_NAME = "docs/loop/state/managed.json"
-BACKEND = "managed-agents"
+BACKEND = MANAGED_BACKEND
 # the tools of agent_toolset_20260401 a role may be given
 AGENT_TOOLS = ("bash", "edit", "read", "write", "glob", "grep", "web_fetch", "web_search")
-DEFAULT_MODEL = "claude-opus-4-8"
+DEFAULT_MODEL = MANAGED_MODEL
 SESSION_SECTION = "Managed session"
 THREADS_SECTION = "Managed threads"
 THREADS_HEAD = ("role", "thread", "status", "last")

@@ -26,6 +26,10 @@ from relay.loop.programs import program_of, same_program, shared_program
 
 LOOP_NAME = "docs/loop/LOOP.md"
 HEADING = "Roles"
+# the Managed Agents backend (relay.loop.managed's BACKEND and DEFAULT_MODEL): named here,
+# where `relay loop`'s parser reads them without loading that module on every loop verb
+MANAGED_BACKEND = "managed-agents"
+MANAGED_MODEL = "claude-opus-4-8"
 # the roles the design names, in the order they are shown; a person may add any other
 COORDINATOR = "coordinator"
 MAKER = "maker"
