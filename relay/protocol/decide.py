@@ -1060,8 +1060,14 @@ def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> dict[int
         if not task or thread.answered(task):
             continue
         entries = _claim_entries(thread, task)
-        # (none reads while the baton is `working`: its comment garbled or deleted)
-        unread = not entries and thread.state == State.WORKING
+        worker = snapshot.master.node(thread.job.worker)
+        # (none reads while the baton is `working`: its comment garbled or deleted; or while
+        # it is `awaiting:worker`, which she can set, and a comment the worker's accounts
+        # posted after the TASK was edited since: its claim, garbled)
+        unread = not entries and (
+            thread.state == State.WORKING
+            or (thread.state == State.AWAITING_WORKER and _edited_since_task(thread, task, worker))
+        )
         # every claim that reads has lapsed by its text: a pass may act on it now, and the
         # running claim may be one she garbled (its beats are in its comment's history)
         lapsing = (
@@ -1078,7 +1084,6 @@ def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> dict[int
                 for e in entries
             )
         ):
-            worker = snapshot.master.node(thread.job.worker)
             if worker is None:
                 continue  # no account of its, and no claim it signed, to read
             comments = frozenset(
@@ -1088,6 +1093,20 @@ def claim_edits_wanted(snapshot: Snapshot, node: str, now: datetime) -> dict[int
             accounts = frozenset(a.id for a in worker.accounts)
             wanted[thread.issue.number] = HistoryWanted(accounts, comments)
     return wanted
+
+
+def _edited_since_task(thread: Thread, task: int, worker: Node | None) -> bool:
+    """Whether a comment the worker's accounts posted after TASK ``task``'s was edited since
+    it was posted: where a claim of the worker's may have been, garbled by someone else
+    (a worker that has not claimed yet has posted nothing there, so no history is read
+    while an honest TASK waits for its worker)."""
+    posted = _task_posted(thread, task)
+    if worker is None or posted is None:
+        return False
+    return any(
+        c.edited and c.created_at >= posted and worker.trusts(c.author.id)
+        for c in thread.issue.comments
+    )
 
 
 def _half_done(thread: Thread, now: datetime, known: str) -> ReportHalfDone:
@@ -1169,9 +1188,9 @@ def _lapsed(thread: Thread, snapshot: Snapshot, now: datetime) -> list[Action]:
     watcher gone), say so and take the baton back, so a new TASK can be posted."""
     task = thread.last_task
     claim = thread.claims.get(task)
-    if thread.answered(task) or (claim is None and thread.state != State.WORKING):
+    if thread.answered(task) or (claim is None and thread.state not in _WORKER_TURN):
         return []
-    if claim is None:  # `working`, its claim garbled: it ends when the worker's last said
+    if claim is None:  # its claim garbled: it ends when the worker's last said
         latest = _worker_claims_end(thread, task, snapshot)
         if latest is None:  # (no claim of the worker's in any history read: nothing to judge)
             return []

@@ -191,22 +191,7 @@ def test_a_dead_claim_under_her_awaiting_worker_alone_is_taken_back() -> None:
     assert late is not None and late <= timedelta(minutes=10)
 
 
-@pytest.mark.parametrize(
-    "edit",
-    [
-        "resave",
-        pytest.param(
-            "garble",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="with `awaiting:worker` on, the controller takes a lapsed claim back"
-                " only while the thread holds a claim (_lapsed returns nothing for a missing"
-                " claim unless the baton is `working`): her garble of a dead worker's claim"
-                " under her `awaiting:worker` keeps its task, past its lease",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("edit", ["resave", "garble"])
 def test_a_dead_claim_under_her_awaiting_worker_and_edit_is_taken_back(edit: str) -> None:
     """As the control, with the claim comment edited by her once."""
     late = dead_under_her_awaiting_worker(edit)
