@@ -46,6 +46,7 @@ from relay.protocol.destructive import task_destructive
 from relay.protocol.labels import Label, batons_in
 from relay.protocol.master import DESTRUCTIVE_CLASS, DestructiveRule, Master, Node, Scope
 from relay.protocol.messages import (
+    MAX_STEPS,
     ClaimMsg,
     HalfDoneMsg,
     ResultMsg,
@@ -717,8 +718,9 @@ def _claimed_unread(thread: Thread, snapshot: Snapshot) -> bool:
 def _unread_lapses(thread: Thread, task: int, snapshot: Snapshot, now: datetime) -> datetime:
     """When a claim that no comment holds now ends, as a runner of its worker reads it:
     the latest its worker's claims in the comments' histories say, else the longest
-    lease this node gives the TASK (its steps at their timeouts), from the newest
-    `working` a job account set after it (or from its posting)."""
+    lease this node gives the TASK (its steps at their timeouts; a TASK whose text she
+    garbled, the longest any TASK can be given), from the newest `working` a job account
+    set after it (or from its posting)."""
     latest = _worker_claims_end(thread, task, snapshot)
     if latest is not None:
         return latest
@@ -726,7 +728,7 @@ def _unread_lapses(thread: Thread, task: int, snapshot: Snapshot, now: datetime)
     took = claimed_unseen(thread, snapshot)
     start = took.at if took is not None else (entry.comment.created_at if entry else now)
     message = entry.message if entry is not None else None
-    steps = len(message.steps) if isinstance(message, TaskMsg) else 1
+    steps = len(message.steps) if isinstance(message, TaskMsg) else MAX_STEPS
     return lease_until(start, steps=steps, limits=snapshot.limits)
 
 
@@ -1100,11 +1102,12 @@ def _edited_since_task(thread: Thread, task: int, worker: Node | None) -> bool:
     it was posted: where a claim of the worker's may have been, garbled by someone else
     (a worker that has not claimed yet has posted nothing there, so no history is read
     while an honest TASK waits for its worker)."""
-    posted = _task_posted(thread, task)
-    if worker is None or posted is None:
+    if worker is None:
         return False
+    entry = thread.task_entry(task)  # (she may have garbled the TASK too: every comment then)
+    posted = entry.comment.created_at if entry is not None else None
     return any(
-        c.edited and c.created_at >= posted and worker.trusts(c.author.id)
+        c.edited and (posted is None or c.created_at >= posted) and worker.trusts(c.author.id)
         for c in thread.issue.comments
     )
 

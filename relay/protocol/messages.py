@@ -155,13 +155,18 @@ class Message(BaseModel):
     node: str = Field(pattern=NAME_RE)
 
 
+# The most steps a TASK holds: the longest lease any TASK can be given is this many
+# steps' (what a runner waits out for a claim it cannot read, its TASK unreadable too).
+MAX_STEPS = 30
+
+
 class TaskMsg(Message):
     """TASK n: controller to worker."""
 
     kind = Kind.TASK
     task: int = Field(gt=0)
     objective: Text
-    steps: tuple[Step, ...] = Field(min_length=1, max_length=30)
+    steps: tuple[Step, ...] = Field(min_length=1, max_length=MAX_STEPS)
     capture: Text = ""
     scope: str = Field(default="diagnostics", pattern=r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,60}$")
     authorized_by_human: bool = False

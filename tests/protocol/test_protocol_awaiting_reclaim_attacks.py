@@ -29,17 +29,18 @@ from relay.protocol.labels import Label, with_baton
 from relay.protocol.snapshot import CommentEdit, LabelEvent
 from relay.protocol.thread import read_thread
 
-HER_AWAITING = pytest.param(
+HER_AWAITING = pytest.param(Label.AWAITING_WORKER, id="awaiting-worker")
+HER_AWAITING_SAME_SECOND = pytest.param(
     Label.AWAITING_WORKER,
     id="awaiting-worker",
     marks=pytest.mark.xfail(
         strict=True,
         reason="under `awaiting:worker` the controller reads the histories only where a"
         " comment the worker's accounts posted after the TASK's comment reads as edited"
-        " (_edited_since_task); with the TASK's comment unreadable (no posting time) or"
-        " her garble in the claim's own second (REST: updated_at == created_at) none is,"
-        " nothing is read, and _lapsed has no claim to judge: the dead task is held"
-        " forever, where under `working` it is taken back a pass after its text's end",
+        " (_edited_since_task); her garble in the claim's own second (REST: updated_at =="
+        " created_at) reads as no edit, nothing is read, and _lapsed has no claim to judge:"
+        " the dead task is held forever, where under `working` it is taken back a pass"
+        " after its text's end",
     ),
 )
 WORKING = pytest.param(Label.WORKING, id="working")
@@ -107,7 +108,7 @@ def test_a_dead_claim_garbled_with_its_task_is_taken_back(label: Label) -> None:
     )
 
 
-@pytest.mark.parametrize("label", [WORKING, HER_AWAITING])
+@pytest.mark.parametrize("label", [WORKING, HER_AWAITING_SAME_SECOND])
 def test_a_dead_claim_garbled_in_its_own_second_is_taken_back(label: Label) -> None:
     """She garbles the dead worker's claim within the second it was posted (a bot
     watching the issue), so REST lists the comment as never edited."""
@@ -299,25 +300,7 @@ def test_a_running_task_under_her_awaiting_worker_is_left_running(
 
 
 @pytest.mark.parametrize(
-    ("garble_task", "strip"),
-    [
-        (False, False),
-        (False, True),
-        (True, False),
-        pytest.param(
-            True,
-            True,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="under `working`, with the TASK's comment and the claim garbled and"
-                " the worker's versions' text removed, a runner of the worker with no"
-                " records finds no claim in the histories and, from the events alone,"
-                " waits the lease _unread_lapses gives a TASK it cannot read: one step's"
-                " (steps=1 when the TASK's message is gone), not the thirty it runs; then"
-                " it answers the running task half-done",
-            ),
-        ),
-    ],
+    ("garble_task", "strip"), [(False, False), (False, True), (True, False), (True, True)]
 )
 def test_a_running_task_under_working_is_left_running(garble_task: bool, strip: bool) -> None:
     """The control, under the honest `working`: the same garbles after every beat."""
