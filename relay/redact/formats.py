@@ -797,6 +797,12 @@ _MOST_RIDINGS = 8  # the passes with riders kept compiled (each engine's, by its
 _MOST_KEYS = 4096  # hits' first bytes whose candidates are kept (a hit holds an anchor)
 _MOST_VERDICTS = 1024  # tokens whose checksum-or-placeholder verdict is kept
 _VERDICT_BYTES = 96  # and how long each may be (two hundred kilobytes at most in all)
+_OUTCOME_REACH = 128  # the longest run of a hit's rows' characters whose outcome is kept
+_MOST_OUTCOMES = 1024  # hits' outcomes kept (their bytes 170 kilobytes at most), then dropped
+# An outcome kept: a find's length and row; ``_NO_ROW``, ``_FILLED`` (``_FILLER``).
+_Outcome = tuple[int, "Format | None"]
+_NO_ROW: _Outcome = (0, None)
+_FILLED: _Outcome = (-1, None)
 
 
 @dataclass(frozen=True)
@@ -891,7 +897,19 @@ class FormatScanner:
         # then ``_KEY_BYTES`` past the run-first rows' literals): a dict look-up instead
         # of a list built and walked for every hit; filled as hits come, up to a bound.
         self._key_bytes = max(self._offsets, default=0) + _KEY_BYTES
-        self._candidates: dict[tuple[bool, bytes], tuple[_Anchor, ...]] = {}
+        # With them, the characters their rows are made of, when each opens with its literal
+        # at the hit (None else: see ``_outcome_chars``).
+        self._candidates: dict[tuple[bool, bytes], tuple[tuple[_Anchor, ...], bytes | None]] = {}
+        # What the rows made of a hit (a find's length and row, filler, or no row), by its
+        # bytes up to the first one that none of its rows holds: a log prints the same
+        # example, masked value or near-miss again and again (``AKIAXXXXXXXXXXXXXXXX``,
+        # ``ghp_xxxx…`` on every step), and each was matched and judged again: two thirds
+        # of the 21,000 hits in the 100 MB bench log are such repeats (the table's first pass
+        # over it 0.735 -> 0.700 CPU-s, a second 0.578 -> 0.515). Dropped whole when full,
+        # so that a log's later repeats are kept too (a thousand saved nearly as many
+        # checks there as 4,096).
+        self._outcomes: dict[bytes, _Outcome] = {}
+        self._row_chars: dict[int, frozenset[int]] = {}
         # Whether a row's token is a find (its checksum holds, or it is no placeholder), by
         # the row and the token's text (which decide its runs too: the rows' regexes hold no
         # assertion): a log prints the same example or masked value again and again
@@ -964,6 +982,7 @@ class FormatScanner:
         spent = LineBudget(block).spent
         check = self._check
         cached = self._candidates
+        outcomes = self._outcomes
         key_bytes = self._key_bytes
         startswith = block.startswith
         pos = start
@@ -1001,23 +1020,49 @@ class FormatScanner:
                 and not after_escape(block, hs)
             )
             key = (glued, block[hs : hs + key_bytes])
-            candidates = cached.get(key)
-            if candidates is None:
+            entry = cached.get(key)
+            if entry is None:
                 candidates = self._candidates_at(*key)
+                entry = (candidates, self._outcome_chars(candidates))
                 if len(cached) < _MOST_KEYS:
-                    cached[key] = candidates
+                    cached[key] = entry
+            candidates, chars = entry
             found = None
-            for anchor in candidates:
-                at = hs + anchor.offset
-                if not startswith(anchor.literal, at):
-                    continue
-                if anchor.before is not None and (
-                    at < anchor.least or not anchor.before.fullmatch(block, at - anchor.least, at)
-                ):
-                    continue
-                found = check(block, anchor, at)
-                if found is not None:
-                    break  # a find, or ``_FILLER``: no other row
+            kept = None  # the hit's bytes that decide its outcome (see ``_outcome_chars``)
+            outcome = None
+            if chars is not None:
+                run = block[hs : hs + _OUTCOME_REACH]
+                reach = len(run) - len(run.lstrip(chars))
+                if reach < _OUTCOME_REACH:
+                    kept = run[: max(reach + 1, key_bytes)]  # (the head the rows came from)
+                    outcome = outcomes.get(kept)
+            if outcome is None:
+                for anchor in candidates:
+                    at = hs + anchor.offset
+                    if not startswith(anchor.literal, at):
+                        continue
+                    if anchor.before is not None and (
+                        at < anchor.least
+                        or not anchor.before.fullmatch(block, at - anchor.least, at)
+                    ):
+                        continue
+                    found = check(block, anchor, at)
+                    if found is not None:
+                        break  # a find, or ``_FILLER``: no other row
+                if kept is not None:
+                    if len(outcomes) >= _MOST_OUTCOMES:
+                        outcomes.clear()
+                    outcomes[kept] = (
+                        _NO_ROW
+                        if found is None
+                        else _FILLED
+                        if found is _FILLER
+                        else (found.end - hs, found.fmt)
+                    )
+            elif outcome[1] is not None:
+                found = Found(hs, hs + outcome[0], outcome[1])
+            elif outcome is _FILLED:
+                found = _FILLER
             if found is not None and found is not _FILLER and found.start >= done:
                 done = found.end
                 pos = min(pos, done)  # (the anchor's hit may run past the token)
@@ -1039,6 +1084,32 @@ class FormatScanner:
             if offset < len(head):
                 out += self._run_at.get((offset, head[offset]), ())
         return tuple(out)
+
+    def _outcome_chars(self, candidates: tuple[_Anchor, ...]) -> bytes | None:
+        """The characters the ``candidates``' rows are made of (their literals' and runs'),
+        when each opens with its literal at the hit; else None (no candidate, or one with
+        a run before its literal, which reads the bytes before the hit).
+
+        Then the hit's outcome is decided by its bytes up to the first that is none of
+        these (or the block's end), with the head its candidates came from: each row is
+        matched from the hit (its regex, or ``_one_way_match``), over those characters
+        alone, within its window; what ``_check`` reads past the match is the byte after
+        it; the word before the hit was read before its candidates were (none of these
+        when glued), and the row's checks read the token alone."""
+        if not candidates or any(anchor.lead for anchor in candidates):
+            return None
+        chars: set[int] = set()
+        for anchor in candidates:
+            row = self._row_chars.get(anchor.row)
+            if row is None:
+                row = self._row_chars[anchor.row] = frozenset(
+                    b
+                    for part in self.formats[anchor.row].parts
+                    for text in ((part.alphabet,) if isinstance(part, Run) else _alts(part))
+                    for b in text.encode()
+                )
+            chars |= row
+        return bytes(sorted(chars))
 
     def compile_all(self) -> None:
         """Every row's own regex, compiled now (see ``Engine.warm``)."""

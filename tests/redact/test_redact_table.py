@@ -25,7 +25,9 @@ from relay.redact.formats import (
     PERCENT_FORMATS,
     SCANNER,
     Format,
+    FormatScanner,
     Run,
+    _Anchor,
     _one_way_match,
     _RunStep,
     crc32_base62,
@@ -324,6 +326,48 @@ def test_a_row_whose_runs_end_where_the_next_part_cannot_start_matches_as_its_re
         got = _one_way_match(SCANNER._shaped[row], block, at, stop)
         expected = None if want[0][0] < 0 else [tuple(s) for s in want]
         assert (None if got is None else [tuple(s) for s in got]) == expected
+
+
+class _Uncached(FormatScanner):
+    """The table's pass with no hit's outcome kept: every hit matched and judged anew."""
+
+    def _outcome_chars(self, candidates: tuple[_Anchor, ...]) -> bytes | None:
+        return None
+
+
+UNCACHED = _Uncached()
+ENDS = [b"", b" ", b"\n", b'"', b"#", b"*", b"x", b"X", b"0", b"-", b".", b"_", b"/", b"=", b":"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    row=st.sampled_from(range(len(FORMATS))),
+    seed=st.integers(min_value=0, max_value=2**32),
+    ends=st.lists(st.sampled_from(ENDS), min_size=1, max_size=6),
+    cuts=st.lists(st.integers(min_value=0, max_value=80), min_size=1, max_size=3),
+    befores=st.lists(st.sampled_from([b" ", b"a", b"_", b"\x1b[0m", b"=", b"\n"]), min_size=1),
+)
+def test_a_hits_outcome_kept_by_its_bytes_is_the_one_matched_anew(
+    row: int, seed: int, ends: list[bytes], cuts: list[int], befores: list[bytes]
+) -> None:
+    """Where a hit's outcome is kept (``FormatScanner._outcome_chars``), the same bytes
+    elsewhere give what matching and judging them anew gives: a row's token, its filler
+    and the shape cut short, each after another word or none and before each kind of
+    byte, again and again, and last at the block's end."""
+    fmt = FORMATS[row]
+    rng = random.Random(seed)
+    tokens = [positive(fmt, rng).encode(), placeholder(fmt).encode()]
+    tokens += [t[: len(t) - cut] for t in tokens for cut in cuts]
+    pieces = [
+        before + token + end
+        for token in tokens
+        for before, end in itertools.product(befores[:2], ends)
+        if not end[:1].isalnum() or rng.random() < 0.5
+    ]
+    block = b"log ".join(pieces * 2) + b" " + tokens[0]
+    scanner = FormatScanner()
+    assert list(scanner.finds(block)) == list(UNCACHED.finds(block))
+    assert list(scanner.finds(block, 3)) == list(UNCACHED.finds(block, 3))
 
 
 ESCAPED_ROWS = {fmt.name: fmt for fmt in (*ESCAPED_FORMATS, *PERCENT_FORMATS)}
