@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from protocol_world import BOB, CONTROLLER, MALLORY, WORKER, Local, World
+from protocol_world import BOB, CONTROLLER, MALLORY, WORKER, World
 from test_protocol_claim_attacks import claim_of
 from test_protocol_claim_events import job, task
-from test_protocol_history_read_attacks_six import STEPS, observed
+from test_protocol_history_read_attacks_six import STEPS, deleted_and_watched
 from test_protocol_history_read_attacks_two import fresh_notice
 
-from relay.protocol import ExecuteTask, ReclaimTask, ReportHalfDone, decide, render_message
-from relay.protocol.labels import Label
-from relay.protocol.snapshot import LabelEvent
+from relay.protocol import ExecuteTask, render_message
 
 
 def beat(world: World, number: int, comment_id: int, times: int) -> str:
@@ -61,26 +59,7 @@ def copy_beside_an_old_claim(*, textless: bool) -> list[str]:
         history = world.histories[old_id]
         assert all(v.editor == BOB for v in history) and len(history) == 7
         world.histories[old_id] = [v.model_copy(update={"body": None}) for v in history]
-    world.now += timedelta(seconds=30)
-    issue = world.issues[number]
-    kept = tuple(c for c in issue.comments if c.id != comment_id)
-    world.issues[number] = issue.model_copy(update={"comments": kept})  # deleted
-    moved = (
-        LabelEvent(
-            id=1, issue=number, actor=BOB, action="labeled", label=Label.WORKING.value, at=claimed
-        ),
-    )
-    runner = Local()
-    wrong: list[str] = []
-    end = claimed + timedelta(hours=3)
-    while world.now < end:
-        world.now += timedelta(minutes=5)
-        world.local[WORKER] = runner
-        by_runner = decide(observed(world, WORKER, moved), WORKER, world.now)
-        wrong += [f"runner {a.kind}" for a in by_runner if isinstance(a, ReportHalfDone)]
-        by_controller = decide(observed(world, CONTROLLER, moved), CONTROLLER, world.now)
-        wrong += [f"controller {a.kind}" for a in by_controller if isinstance(a, ReclaimTask)]
-    return sorted(set(wrong))
+    return deleted_and_watched(world, number, comment_id, claimed)
 
 
 def test_a_deleted_running_claim_beside_a_copy_and_an_old_claim_is_left_running() -> None:

@@ -9,15 +9,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from protocol_world import ALICE, BOB, CONTROLLER, MALLORY, WORKER, Local, World
+from protocol_world import ALICE, MALLORY, WORKER, World
 from test_protocol_claim_attacks import claim_of
 from test_protocol_claim_events import job, task
-from test_protocol_history_read_attacks_six import STEPS, observed
+from test_protocol_history_read_attacks_six import STEPS, deleted_and_watched
 from test_protocol_history_read_attacks_two import fresh_notice
 
-from relay.protocol import ReclaimTask, ReportHalfDone, decide, render_message
-from relay.protocol.labels import Label
-from relay.protocol.snapshot import LabelEvent
+from relay.protocol import render_message
 
 
 def deleted_beside_a_copy(*, into: str, removed: bool) -> list[str]:
@@ -51,26 +49,7 @@ def deleted_beside_a_copy(*, into: str, removed: bool) -> list[str]:
         posting = world.histories[copy][-1]
         assert posting.editor == ALICE
         world.histories[copy][-1] = posting.model_copy(update={"body": None})
-    world.now += timedelta(seconds=30)
-    issue = world.issues[number]
-    kept = tuple(c for c in issue.comments if c.id != comment_id)
-    world.issues[number] = issue.model_copy(update={"comments": kept})  # deleted
-    moved = (
-        LabelEvent(
-            id=1, issue=number, actor=BOB, action="labeled", label=Label.WORKING.value, at=claimed
-        ),
-    )
-    runner = Local()
-    wrong: list[str] = []
-    end = claimed + timedelta(hours=3)
-    while world.now < end:
-        world.now += timedelta(minutes=5)
-        world.local[WORKER] = runner
-        by_runner = decide(observed(world, WORKER, moved), WORKER, world.now)
-        wrong += [f"runner {a.kind}" for a in by_runner if isinstance(a, ReportHalfDone)]
-        by_controller = decide(observed(world, CONTROLLER, moved), CONTROLLER, world.now)
-        wrong += [f"controller {a.kind}" for a in by_controller if isinstance(a, ReclaimTask)]
-    return sorted(set(wrong))
+    return deleted_and_watched(world, number, comment_id, claimed)
 
 
 @pytest.mark.parametrize("into", ["notice", "task"])

@@ -55,6 +55,33 @@ def observed(world: World, node: str, events: tuple[LabelEvent, ...]) -> Snapsho
     )
 
 
+def deleted_and_watched(world: World, number: int, comment_id: int, claimed: datetime) -> list[str]:
+    """The running claim's comment deleted half a minute on, then a runner of the worker
+    with no records (the issue's events saying bob set `working` at ``claimed``) and the
+    controller, a pass every five minutes for three hours from the claim: what either did
+    that takes the task away (a half-done report, the baton taken back)."""
+    world.now += timedelta(seconds=30)
+    issue = world.issues[number]
+    kept = tuple(c for c in issue.comments if c.id != comment_id)
+    world.issues[number] = issue.model_copy(update={"comments": kept})  # deleted
+    moved = (
+        LabelEvent(
+            id=1, issue=number, actor=BOB, action="labeled", label=Label.WORKING.value, at=claimed
+        ),
+    )
+    runner = Local()
+    wrong: list[str] = []
+    end = claimed + timedelta(hours=3)
+    while world.now < end:
+        world.now += timedelta(minutes=5)
+        world.local[WORKER] = runner
+        by_runner = decide(observed(world, WORKER, moved), WORKER, world.now)
+        wrong += [f"runner {a.kind}" for a in by_runner if isinstance(a, ReportHalfDone)]
+        by_controller = decide(observed(world, CONTROLLER, moved), CONTROLLER, world.now)
+        wrong += [f"controller {a.kind}" for a in by_controller if isinstance(a, ReclaimTask)]
+    return sorted(set(wrong))
+
+
 def running(world: World) -> tuple[int, int, str, datetime]:
     """A TASK of thirty steps claimed and running, the worker beating every five minutes
     for half an hour: the issue, the claim's comment, its newest text, when it was posted."""
@@ -83,26 +110,7 @@ def deleted_beside_a_copy_as_observed(*, copy: bool) -> list[str]:
     if copy:
         notice = fresh_notice(world, number, 1, body)
         world.edit(number, notice, body, by=MALLORY)  # alice's notice: the claim's copy
-    world.now += timedelta(seconds=30)
-    issue = world.issues[number]
-    kept = tuple(c for c in issue.comments if c.id != comment_id)
-    world.issues[number] = issue.model_copy(update={"comments": kept})  # deleted
-    moved = (
-        LabelEvent(
-            id=1, issue=number, actor=BOB, action="labeled", label=Label.WORKING.value, at=claimed
-        ),
-    )
-    runner = Local()
-    wrong: list[str] = []
-    end = claimed + timedelta(hours=3)
-    while world.now < end:
-        world.now += timedelta(minutes=5)
-        world.local[WORKER] = runner
-        by_runner = decide(observed(world, WORKER, moved), WORKER, world.now)
-        wrong += [f"runner {a.kind}" for a in by_runner if isinstance(a, ReportHalfDone)]
-        by_controller = decide(observed(world, CONTROLLER, moved), CONTROLLER, world.now)
-        wrong += [f"controller {a.kind}" for a in by_controller if isinstance(a, ReclaimTask)]
-    return sorted(set(wrong))
+    return deleted_and_watched(world, number, comment_id, claimed)
 
 
 def test_a_deleted_running_claim_alone_as_observed_is_left_running() -> None:
